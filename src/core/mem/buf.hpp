@@ -1,0 +1,121 @@
+// struct doca_buf: the buffer descriptor behind doca_buf.h, and the free lists descriptors live on.
+//
+// Public to other modules (DMA): the inline accessors in the first block of struct doca_buf
+// (head, len, data, data_len, set_data_len, tail, tailroom, next_in_list, list_len, is_list_head,
+// mmap). They are plain loads and stores, meant for the data path. A DMA destination appends: copy
+// to tail() (= data + data_len), at most tailroom() bytes, then set_data_len(data_len() + copied).
+// Everything else belongs to src/core/mem.
+#pragma once
+
+#include "core/mem/mmap.hpp"
+
+#include <doca_buf.h>
+
+#include <cstddef>
+#include <cstdint>
+
+struct doca_buf;
+
+namespace softdpu::mem {
+
+// The descriptors an inventory, pool or array owns that are free, as an intrusive LIFO list
+// threaded through doca_buf::next_. Pushing and popping never allocates.
+struct BufFreeList {
+	doca_buf *first = nullptr;
+	uint32_t num_free = 0;
+	uint32_t num_total = 0;
+
+	inline void push(doca_buf *buf) noexcept;
+	inline doca_buf *pop() noexcept;
+	bool all_free() const noexcept { return num_free == num_total; }
+};
+
+} // namespace softdpu::mem
+
+struct doca_buf {
+	// ---- Data path accessors (public to other modules) ----
+	void *head() const noexcept { return head_; }
+	size_t len() const noexcept { return len_; }
+	void *data() const noexcept { return data_; }
+	size_t data_len() const noexcept { return data_len_; }
+	// Caller guarantees data() + data_len <= head() + len(), i.e. data_len <= data_len() + tailroom().
+	void set_data_len(size_t data_len) noexcept { data_len_ = data_len; }
+	// First byte after the data: where a destination's new data goes.
+	void *tail() const noexcept { return data_ + data_len_; }
+	// Bytes between the end of the data and the end of the buffer.
+	size_t tailroom() const noexcept { return static_cast<size_t>((head_ + len_) - (data_ + data_len_)); }
+	// Next element of the list, nullptr after the last one.
+	doca_buf *next_in_list() const noexcept { return next_; }
+	// Number of elements in the list this buffer heads (meaningful on a head only).
+	uint32_t list_len() const noexcept { return list_len_; }
+	bool is_list_head() const noexcept { return !is_list_member_; }
+	doca_mmap *mmap() const noexcept { return mmap_; }
+
+	// ---- Internal to src/core/mem ----
+	// Points a free descriptor at [addr, addr + len) with data [data, data + data_len), as a lone buffer.
+	void init(doca_mmap *mmap, uint8_t *addr, size_t len, uint8_t *data, size_t data_len) noexcept
+	{
+		head_ = addr;
+		len_ = len;
+		data_ = data;
+		data_len_ = data_len;
+		next_ = nullptr;
+		last_ = this;
+		mmap_ = mmap;
+		list_len_ = 1;
+		refcount_ = 1;
+		is_list_member_ = false;
+		++mmap->num_bufs_;
+	}
+
+	uint8_t *head_ = nullptr;
+	size_t len_ = 0;
+	uint8_t *data_ = nullptr;
+	size_t data_len_ = 0;
+	// Next element of the list; while the descriptor is free, the next free descriptor.
+	doca_buf *next_ = nullptr;
+	// Last element of the list (kept on the head only).
+	doca_buf *last_ = this;
+	doca_mmap *mmap_ = nullptr;
+	// The free list this descriptor returns to; set once when its owner creates it.
+	softdpu::mem::BufFreeList *owner_ = nullptr;
+	uint32_t list_len_ = 1;
+	// 0 while free; elements after a list head always hold 1.
+	uint16_t refcount_ = 0;
+	// In a list but not its head.
+	bool is_list_member_ = false;
+};
+
+namespace softdpu::mem {
+
+inline void BufFreeList::push(doca_buf *buf) noexcept
+{
+	buf->refcount_ = 0;
+	buf->next_ = first;
+	first = buf;
+	++num_free;
+}
+
+inline doca_buf *BufFreeList::pop() noexcept
+{
+	doca_buf *buf = first;
+	if (buf != nullptr) {
+		first = buf->next_;
+		--num_free;
+	}
+	return buf;
+}
+
+// Returns every element of the list headed by head to its owner.
+inline void release_list(doca_buf *head) noexcept
+{
+	doca_buf *buf = head;
+	do {
+		doca_buf *next = buf->next_;
+		--buf->mmap_->num_bufs_;
+		buf->owner_->push(buf);
+		buf = next;
+	} while (buf != nullptr);
+}
+
+} // namespace softdpu::mem

@@ -1,0 +1,165 @@
+// doca_buf_inventory.h: the buffer inventory.
+#include "core/mem/inventory.hpp"
+
+#include <cstdint>
+#include <new>
+
+doca_buf_inventory::doca_buf_inventory(uint32_t num_elements) : descriptors_(new doca_buf[num_elements])
+{
+	free_.num_total = num_elements;
+	// Push in reverse so the first get returns descriptor 0: easier to follow in a debugger.
+	for (uint32_t i = num_elements; i-- > 0;) {
+		descriptors_[i].owner_ = &free_;
+		free_.push(&descriptors_[i]);
+	}
+}
+
+doca_error_t doca_buf_inventory::get(doca_mmap *mmap, void *addr, size_t len, void *data, size_t data_len,
+				     doca_buf **buf) noexcept
+{
+	if (!started_ || !mmap->is_started())
+		return DOCA_ERROR_BAD_STATE;
+	// The buffer must lie in the mmap, and the data in the buffer (both overflow-safe).
+	const auto buf_start = reinterpret_cast<uintptr_t>(addr);
+	const auto data_start = reinterpret_cast<uintptr_t>(data);
+	if (!mmap->contains(addr, len) || data_start < buf_start || data_start - buf_start > len ||
+	    data_len > len - (data_start - buf_start))
+		return DOCA_ERROR_INVALID_VALUE;
+	doca_buf *taken = free_.pop();
+	if (taken == nullptr)
+		return DOCA_ERROR_NO_MEMORY;
+	taken->init(mmap, static_cast<uint8_t *>(addr), len, static_cast<uint8_t *>(data), data_len);
+	*buf = taken;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory::dup(const doca_buf *src, doca_buf **dst) noexcept
+{
+	if (src->is_list_member_)
+		return DOCA_ERROR_NOT_PERMITTED;
+	if (!started_)
+		return DOCA_ERROR_BAD_STATE;
+	for (const doca_buf *element = src; element != nullptr; element = element->next_) {
+		if (!element->mmap_->is_started())
+			return DOCA_ERROR_BAD_STATE;
+	}
+	if (free_.num_free < src->list_len_)
+		return DOCA_ERROR_NO_MEMORY;
+	// Copy every element's descriptor, then chain the copies the way the source is chained.
+	doca_buf *copy_head = nullptr;
+	doca_buf *copy_last = nullptr;
+	for (const doca_buf *element = src; element != nullptr; element = element->next_) {
+		doca_buf *copy = free_.pop();
+		copy->init(element->mmap_, element->head_, element->len_, element->data_, element->data_len_);
+		if (copy_head == nullptr) {
+			copy_head = copy;
+		} else {
+			copy->is_list_member_ = true;
+			copy_last->next_ = copy;
+		}
+		copy_last = copy;
+	}
+	copy_head->last_ = copy_last;
+	copy_head->list_len_ = src->list_len_;
+	*dst = copy_head;
+	return DOCA_SUCCESS;
+}
+
+extern "C" {
+
+doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inventory **inventory)
+{
+	if (inventory == nullptr || num_elements == 0 || num_elements > UINT32_MAX)
+		return DOCA_ERROR_INVALID_VALUE;
+	try {
+		*inventory = new doca_buf_inventory(static_cast<uint32_t>(num_elements));
+	} catch (const std::bad_alloc &) {
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
+{
+	if (inventory == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!inventory->free_.all_free())
+		return DOCA_ERROR_IN_USE;
+	delete inventory;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_start(struct doca_buf_inventory *inventory)
+{
+	if (inventory == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (inventory->started_)
+		return DOCA_ERROR_BAD_STATE;
+	inventory->started_ = true;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory)
+{
+	if (inventory == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!inventory->started_)
+		return DOCA_ERROR_BAD_STATE;
+	inventory->started_ = false;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory *inventory,
+						 uint32_t *num_of_elements)
+{
+	if (inventory == nullptr || num_of_elements == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	*num_of_elements = inventory->free_.num_total;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_get_num_free_elements(const struct doca_buf_inventory *inventory,
+						      uint32_t *num_of_free_elements)
+{
+	if (inventory == nullptr || num_of_free_elements == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	*num_of_free_elements = inventory->free_.num_free;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *inventory, union doca_data user_data)
+{
+	if (inventory == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	if (!inventory->started_)
+		return DOCA_ERROR_BAD_STATE;
+	inventory->user_data_ = user_data;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_get_user_data(const struct doca_buf_inventory *inventory, union doca_data *user_data)
+{
+	if (inventory == nullptr || user_data == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	*user_data = inventory->user_data_;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, const struct doca_buf *src_buf,
+					struct doca_buf **dst_buf)
+{
+	if (inventory == nullptr || src_buf == nullptr || dst_buf == nullptr || src_buf->refcount_ == 0)
+		return DOCA_ERROR_INVALID_VALUE;
+	return inventory->dup(src_buf, dst_buf);
+}
+
+doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inventory, struct doca_mmap *mmap,
+						void *addr, size_t len, void *data, size_t data_len,
+						struct doca_buf **buf)
+{
+	if (inventory == nullptr || mmap == nullptr || addr == nullptr || data == nullptr || buf == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	return inventory->get(mmap, addr, len, data, data_len, buf);
+}
+
+} // extern "C"

@@ -1,0 +1,103 @@
+// struct doca_mmap: the memory map behind doca_mmap.h.
+//
+// Public to other modules (DMA, export): the inline accessors in the first block (is_started,
+// permissions, memrange_start/memrange_len, contains, has_device, origin, remote). They cost a load
+// or two and are meant for the data path. Everything else belongs to src/core/mem.
+#pragma once
+
+#include <doca_error.h>
+#include <doca_mmap.h>
+#include <doca_types.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace softdpu::mem {
+
+// Reaches memory that lives in another process. A local mmap has none (its memory range is in this
+// address space); an mmap imported from another process's export gets one from the export module.
+class RemoteMemory {
+public:
+	virtual ~RemoteMemory() = default;
+	// Copies len bytes from the remote address to local memory.
+	virtual doca_error_t read(uint64_t remote_addr, void *dst, size_t len) noexcept = 0;
+	// Copies len bytes from local memory to the remote address.
+	virtual doca_error_t write(uint64_t remote_addr, const void *src, size_t len) noexcept = 0;
+};
+
+// Defaults where DOCA does not document them.
+inline constexpr uint32_t kDefaultMmapPermissions = DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
+inline constexpr uint32_t kDefaultMaxNumDevices = 16;
+inline constexpr uint32_t kAllAccessFlags = (DOCA_ACCESS_FLAG_PCI_RELAXED_ORDERING << 1) - 1;
+
+} // namespace softdpu::mem
+
+struct doca_mmap {
+	// Where the memory lives: in this process, or in another one that exported it.
+	enum class Origin : uint8_t { local, imported };
+
+	// ---- Data path accessors (public to other modules) ----
+	bool is_started() const noexcept { return started_; }
+	uint32_t permissions() const noexcept { return permissions_; }
+	void *memrange_start() const noexcept { return range_start_; }
+	size_t memrange_len() const noexcept { return range_len_; }
+	// True when [addr, addr + len) lies inside the memory range (overflow-safe).
+	bool contains(const void *addr, size_t len) const noexcept
+	{
+		const auto start = reinterpret_cast<uintptr_t>(range_start_);
+		const auto a = reinterpret_cast<uintptr_t>(addr);
+		return a >= start && len <= range_len_ && a - start <= range_len_ - len;
+	}
+	bool has_device(const doca_dev *dev) const noexcept
+	{
+		return std::find(devices_.begin(), devices_.end(), dev) != devices_.end();
+	}
+	Origin origin() const noexcept { return origin_; }
+	// Accessor for an imported mmap's memory; nullptr for a local mmap.
+	softdpu::mem::RemoteMemory *remote() const noexcept { return remote_.get(); }
+
+	// ---- Internal to src/core/mem ----
+	doca_mmap() = default;
+	~doca_mmap();
+	doca_mmap(const doca_mmap &) = delete;
+	doca_mmap &operator=(const doca_mmap &) = delete;
+
+	// True while something points into the memory: doca_bufs, or pools and arrays built over it.
+	bool in_use() const noexcept { return num_bufs_ != 0 || num_dependents_ != 0; }
+	// Configuration can change only before start and only for a local mmap that was never exported.
+	bool is_configurable_kind() const noexcept { return origin_ == Origin::local && !exported_; }
+
+	doca_error_t set_memrange(void *addr, size_t len) noexcept;
+	doca_error_t set_dmabuf_memrange(int fd, void *addr, size_t offset, size_t len) noexcept;
+	doca_error_t set_permissions(uint32_t access_mask) noexcept;
+	doca_error_t add_dev(doca_dev *dev) noexcept;
+	doca_error_t rm_dev(doca_dev *dev) noexcept;
+	doca_error_t start() noexcept;
+	doca_error_t stop() noexcept;
+	// Drops the device users and, for a started mmap, calls the free callback. Call only when not in use.
+	void tear_down() noexcept;
+
+	bool started_ = false;
+	bool ever_started_ = false;
+	bool memrange_set_ = false;
+	bool exported_ = false;
+	Origin origin_ = Origin::local;
+	uint32_t permissions_ = softdpu::mem::kDefaultMmapPermissions;
+	uint8_t *range_start_ = nullptr;
+	size_t range_len_ = 0;
+	int dmabuf_fd_ = -1;
+	size_t dmabuf_offset_ = 0;
+	doca_mmap_memrange_free_cb_t *free_cb_ = nullptr;
+	void *free_cb_opaque_ = nullptr;
+	union doca_data user_data_ = {};
+	uint32_t max_num_devices_ = softdpu::mem::kDefaultMaxNumDevices;
+	std::vector<doca_dev *> devices_;
+	// doca_bufs pointing into the memory (inventory and pool buffers that are out, array elements).
+	uint32_t num_bufs_ = 0;
+	// Pools and arrays created over this mmap and not yet destroyed.
+	uint32_t num_dependents_ = 0;
+	std::unique_ptr<softdpu::mem::RemoteMemory> remote_;
+};
