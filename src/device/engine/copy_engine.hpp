@@ -1,0 +1,55 @@
+// The emulated DPU's data-movement engine: worker threads that run large jobs (DMA copies) while
+// the application thread does other work, the way a hardware DMA engine does. Jobs are intrusive
+// (embedded in the task that owns them), so handing work over allocates nothing.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace softdpu::device {
+
+struct EngineJob {
+	EngineJob *next = nullptr;
+	// Runs on an engine thread. Must not throw. Responsible for reporting completion.
+	void (*run)(EngineJob *job) = nullptr;
+};
+
+class CopyEngine {
+public:
+	// The process-wide engine. Its threads start on first use by a started context (see acquire).
+	static CopyEngine &instance();
+
+	// Contexts that may submit jobs hold a reference from start to stop; threads start with the
+	// first reference, so a process that never starts a context never has engine threads.
+	void acquire();
+	void release();
+
+	// Queues a job; wakes a sleeping worker (the one system call the design needs).
+	void submit(EngineJob *job) noexcept;
+
+	size_t thread_count() const noexcept { return threads_wanted_; }
+
+	CopyEngine(const CopyEngine &) = delete;
+	CopyEngine &operator=(const CopyEngine &) = delete;
+
+private:
+	CopyEngine();
+	~CopyEngine();
+	void worker_loop();
+	EngineJob *pop_locked() noexcept;
+
+	std::mutex mutex_;
+	std::condition_variable wake_;
+	EngineJob *head_ = nullptr;
+	EngineJob **tail_ = &head_;
+	size_t sleeping_ = 0;
+	size_t users_ = 0;
+	bool shutting_down_ = false;
+	size_t threads_wanted_;
+	std::vector<std::thread> threads_;
+};
+
+} // namespace softdpu::device

@@ -1,0 +1,595 @@
+// Topology JSON parser and validator (schema: docs/topology.md). Builds a complete Topology or
+// reports the first problem as "<source>: <json path>: <reason>"; nothing half-built escapes.
+#include "device/topology.hpp"
+
+#include <arpa/inet.h>
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace softdpu::device {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxNameLength = 63;
+constexpr size_t kMaxIbdevLength = 63; // DOCA_DEVINFO_IBDEV_NAME_SIZE - 1
+constexpr size_t kMaxIfaceLength = 15; // Linux IFNAMSIZ - 1 (DOCA's buffer is larger)
+constexpr size_t kMaxVuidLength = 127; // DOCA_DEVINFO_VUID_SIZE - 1
+constexpr size_t kMaxNesting = 64;     // deeper documents are rejected before parsing
+constexpr size_t kMaxFunctions = 4096;
+
+struct TopologyError : std::runtime_error {
+	TopologyError(std::string path_, const std::string &reason) : std::runtime_error(reason), path(std::move(path_))
+	{
+	}
+	std::string path;
+};
+
+[[noreturn]] void fail(const std::string &path, const std::string &reason)
+{
+	throw TopologyError(path, reason);
+}
+
+std::string shown(std::string_view text)
+{
+	// Keeps messages readable (and printable) whatever bytes the file holds.
+	std::string out = "\"";
+	for (unsigned char c : text.substr(0, 80)) {
+		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			out += static_cast<char>(c);
+		} else {
+			char escaped[8];
+			std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
+			out += escaped;
+		}
+	}
+	if (text.size() > 80)
+		out += "...";
+	return out + "\"";
+}
+
+const char *type_name(const json &value)
+{
+	return value.type_name();
+}
+
+// Rejects pathological nesting up front so neither the JSON library nor we recurse deeply.
+void check_nesting(std::string_view text)
+{
+	size_t depth = 0;
+	bool in_string = false;
+	bool escaped = false;
+	for (char c : text) {
+		if (in_string) {
+			if (escaped)
+				escaped = false;
+			else if (c == '\\')
+				escaped = true;
+			else if (c == '"')
+				in_string = false;
+			continue;
+		}
+		if (c == '"') {
+			in_string = true;
+		} else if (c == '{' || c == '[') {
+			if (++depth > kMaxNesting)
+				fail("$", "document nested deeper than " + std::to_string(kMaxNesting) + " levels");
+		} else if ((c == '}' || c == ']') && depth > 0) {
+			--depth;
+		}
+	}
+}
+
+// Reads the members of one JSON object, rejecting unknown keys.
+class ObjectReader {
+public:
+	ObjectReader(const json &value, std::string path, std::set<std::string_view> known)
+	    : value_(value), path_(std::move(path))
+	{
+		if (!value_.is_object())
+			fail(path_, std::string("expected an object, got ") + type_name(value_));
+		for (const auto &[key, member] : value_.items()) {
+			(void)member;
+			if (!known.contains(key))
+				fail(member_path(key), "unknown key");
+		}
+	}
+
+	const std::string &path() const { return path_; }
+	std::string member_path(std::string_view key) const { return path_ + "." + std::string(key); }
+	bool has(const char *key) const { return value_.contains(key); }
+	const json &raw(const char *key) const { return value_.at(key); }
+
+	std::optional<std::string> string(const char *key, bool required) const
+	{
+		if (!has(key)) {
+			if (required)
+				fail(member_path(key), "missing required key");
+			return std::nullopt;
+		}
+		const json &member = value_.at(key);
+		if (!member.is_string())
+			fail(member_path(key), std::string("expected a string, got ") + type_name(member));
+		return member.get<std::string>();
+	}
+
+	std::optional<bool> boolean(const char *key) const
+	{
+		if (!has(key))
+			return std::nullopt;
+		const json &member = value_.at(key);
+		if (!member.is_boolean())
+			fail(member_path(key), std::string("expected true or false, got ") + type_name(member));
+		return member.get<bool>();
+	}
+
+	std::optional<uint64_t> unsigned_integer(const char *key, uint64_t min, uint64_t max) const
+	{
+		if (!has(key))
+			return std::nullopt;
+		const json &member = value_.at(key);
+		if (!member.is_number_unsigned() && !(member.is_number_integer() && member.get<int64_t>() >= 0)) {
+			if (member.is_number_integer())
+				fail(member_path(key), "expected a non-negative integer, got " + member.dump());
+			fail(member_path(key), std::string("expected an integer, got ") + type_name(member));
+		}
+		uint64_t number = member.get<uint64_t>();
+		if (number < min || number > max)
+			fail(member_path(key), "value " + std::to_string(number) + " out of range [" +
+						   std::to_string(min) + ", " + std::to_string(max) + "]");
+		return number;
+	}
+
+	const json *array(const char *key, bool required) const
+	{
+		if (!has(key)) {
+			if (required)
+				fail(member_path(key), "missing required key");
+			return nullptr;
+		}
+		const json &member = value_.at(key);
+		if (!member.is_array())
+			fail(member_path(key), std::string("expected an array, got ") + type_name(member));
+		return &member;
+	}
+
+private:
+	const json &value_;
+	std::string path_;
+};
+
+bool is_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+	       c == '.';
+}
+
+void check_identifier(const std::string &path, const std::string &value, size_t max_length, const char *what)
+{
+	if (value.empty())
+		fail(path, std::string(what) + " must not be empty");
+	if (value.size() > max_length)
+		fail(path, std::string(what) + " " + shown(value) + " longer than " + std::to_string(max_length) +
+			       " characters");
+	for (char c : value)
+		if (!is_name_char(c))
+			fail(path, std::string(what) + " " + shown(value) +
+				       " may only contain letters, digits, '_', '-' and '.'");
+}
+
+FuncType parse_func_type(const std::string &path, const std::string &text)
+{
+	if (text == "pf")
+		return FuncType::pf;
+	if (text == "vf")
+		return FuncType::vf;
+	if (text == "sf")
+		return FuncType::sf;
+	fail(path, "unknown function type " + shown(text) + " (expected \"pf\", \"vf\" or \"sf\")");
+}
+
+PciAddress parse_pci(const std::string &path, const std::string &text)
+{
+	auto address = PciAddress::parse(text);
+	if (!address)
+		fail(path, "invalid PCI address " + shown(text) + " (expected \"DDDD:BB:DD.F\" or \"BB:DD.F\" in hex)");
+	return *address;
+}
+
+MacAddress parse_mac(const std::string &path, const std::string &text)
+{
+	MacAddress mac{};
+	bool ok = text.size() == 17;
+	for (size_t i = 0; ok && i < 6; ++i) {
+		auto hex = [](char c) -> int {
+			if (c >= '0' && c <= '9')
+				return c - '0';
+			if (c >= 'a' && c <= 'f')
+				return c - 'a' + 10;
+			if (c >= 'A' && c <= 'F')
+				return c - 'A' + 10;
+			return -1;
+		};
+		int high = hex(text[i * 3]);
+		int low = hex(text[i * 3 + 1]);
+		if (high < 0 || low < 0 || (i < 5 && text[i * 3 + 2] != ':'))
+			ok = false;
+		else
+			mac[i] = static_cast<uint8_t>(high * 16 + low);
+	}
+	if (!ok)
+		fail(path,
+		     "invalid MAC address " + shown(text) + " (expected six hex octets like \"02:00:00:00:00:01\")");
+	return mac;
+}
+
+Ipv4Address parse_ipv4(const std::string &path, const std::string &text)
+{
+	Ipv4Address address{};
+	if (text.find('\0') != std::string::npos || inet_pton(AF_INET, text.c_str(), address.data()) != 1)
+		fail(path, "invalid IPv4 address " + shown(text) + " (expected dotted quad like \"192.168.100.1\")");
+	return address;
+}
+
+Ipv6Address parse_ipv6(const std::string &path, const std::string &text)
+{
+	Ipv6Address address{};
+	if (text.find('\0') != std::string::npos || inet_pton(AF_INET6, text.c_str(), address.data()) != 1)
+		fail(path, "invalid IPv6 address " + shown(text));
+	return address;
+}
+
+void read_caps(const json &value, const std::string &path, Capabilities &caps)
+{
+	ObjectReader reader(value, path,
+			    {"dma_memcpy", "dma_max_buf_size", "dma_max_buf_list_len", "dma_max_num_tasks",
+			     "mmap_export_pci", "mmap_export_rdma", "mmap_create_from_export_pci",
+			     "sync_event_export_to_dpu", "sync_event_create_from_export", "hotplug_manager",
+			     "rep_filter_all", "rep_filter_net", "rep_filter_emulated", "mmap_max_devices"});
+	auto flag = [&](const char *key, bool &field) {
+		if (auto v = reader.boolean(key))
+			field = *v;
+	};
+	flag("dma_memcpy", caps.dma_memcpy);
+	flag("mmap_export_pci", caps.mmap_export_pci);
+	flag("mmap_export_rdma", caps.mmap_export_rdma);
+	flag("mmap_create_from_export_pci", caps.mmap_create_from_export_pci);
+	flag("sync_event_export_to_dpu", caps.sync_event_export_to_dpu);
+	flag("sync_event_create_from_export", caps.sync_event_create_from_export);
+	flag("hotplug_manager", caps.hotplug_manager);
+	flag("rep_filter_all", caps.rep_filter_all);
+	flag("rep_filter_net", caps.rep_filter_net);
+	flag("rep_filter_emulated", caps.rep_filter_emulated);
+	if (auto v = reader.unsigned_integer("dma_max_buf_size", 1, UINT64_MAX))
+		caps.dma_max_buf_size = *v;
+	if (auto v = reader.unsigned_integer("dma_max_buf_list_len", 1, UINT32_MAX))
+		caps.dma_max_buf_list_len = static_cast<uint32_t>(*v);
+	if (auto v = reader.unsigned_integer("dma_max_num_tasks", 1, UINT32_MAX))
+		caps.dma_max_num_tasks = static_cast<uint32_t>(*v);
+	if (auto v = reader.unsigned_integer("mmap_max_devices", 1, UINT32_MAX))
+		caps.mmap_max_devices = static_cast<uint32_t>(*v);
+}
+
+} // namespace
+
+// Builds a Topology in two passes: read every entry, then resolve names and check consistency.
+class TopologyBuilder {
+public:
+	TopologyBuilder(Side side, std::string_view source) : topology_(new Topology())
+	{
+		topology_->side_ = side;
+		topology_->source_ = source;
+	}
+
+	std::shared_ptr<const Topology> build(const json &document)
+	{
+		ObjectReader root(document, "$", {"version", "limits", "host", "dpu"});
+		if (root.has("version")) {
+			auto version = root.unsigned_integer("version", 0, UINT32_MAX);
+			if (*version != 1)
+				fail("$.version", "unsupported version " + std::to_string(*version) + " (expected 1)");
+		}
+		if (root.has("limits")) {
+			ObjectReader limits(root.raw("limits"), "$.limits", {"max_open_devices"});
+			if (auto v = limits.unsigned_integer("max_open_devices", 1, UINT32_MAX))
+				topology_->max_open_devices_ = static_cast<uint32_t>(*v);
+		}
+		if (root.has("host")) {
+			ObjectReader host(root.raw("host"), "$.host", {"functions"});
+			read_functions(host, Side::host);
+		}
+		if (root.has("dpu")) {
+			ObjectReader dpu(root.raw("dpu"), "$.dpu", {"functions", "representors"});
+			read_functions(dpu, Side::dpu);
+			if (const json *reps = dpu.array("representors", false))
+				for (size_t i = 0; i < reps->size(); ++i)
+					read_representor((*reps)[i], "$.dpu.representors[" + std::to_string(i) + "]");
+		}
+		resolve_parents();
+		resolve_representors();
+		check_uniqueness();
+		for (const auto &function : topology_->functions_)
+			if (function->side == topology_->side_)
+				topology_->local_.push_back(function.get());
+		return std::shared_ptr<const Topology>(topology_.release());
+	}
+
+private:
+	void read_functions(const ObjectReader &side_object, Side side)
+	{
+		const json *functions = side_object.array("functions", false);
+		if (functions == nullptr)
+			return;
+		for (size_t i = 0; i < functions->size(); ++i) {
+			if (topology_->functions_.size() >= kMaxFunctions)
+				fail(side_object.member_path("functions"),
+				     "more than " + std::to_string(kMaxFunctions) + " functions");
+			read_function((*functions)[i], side,
+				      side_object.path() + ".functions[" + std::to_string(i) + "]");
+		}
+	}
+
+	void read_function(const json &value, Side side, const std::string &path)
+	{
+		ObjectReader reader(value, path,
+				    {"name", "type", "parent", "pci", "ibdev", "iface", "vuid", "mac", "ipv4", "ipv6",
+				     "link_layer", "lid", "available", "caps"});
+		auto function = std::make_unique<Function>();
+		function->side = side;
+		function->name = *reader.string("name", true);
+		check_identifier(reader.member_path("name"), function->name, kMaxNameLength, "name");
+		function->type = parse_func_type(reader.member_path("type"), *reader.string("type", true));
+
+		auto parent = reader.string("parent", false);
+		if (function->type == FuncType::pf && parent)
+			fail(reader.member_path("parent"), "a PF has no parent");
+		if (function->type != FuncType::pf && !parent)
+			fail(reader.member_path("parent"), std::string("missing required key (a ") +
+							       to_string(function->type) + " needs its parent PF)");
+		if (parent)
+			pending_parents_.push_back({function.get(), *parent, reader.member_path("parent")});
+
+		auto pci = reader.string("pci", function->type != FuncType::sf);
+		if (pci && function->type == FuncType::sf)
+			fail(reader.member_path("pci"),
+			     "an SF has no PCI address of its own (it uses its parent PF's)");
+		if (pci)
+			function->pci = parse_pci(reader.member_path("pci"), *pci);
+
+		function->ibdev = *reader.string("ibdev", true);
+		check_identifier(reader.member_path("ibdev"), function->ibdev, kMaxIbdevLength, "ibdev");
+		if (auto iface = reader.string("iface", false)) {
+			check_identifier(reader.member_path("iface"), *iface, kMaxIfaceLength, "iface");
+			function->iface = *iface;
+		}
+		function->vuid = *reader.string("vuid", true);
+		check_identifier(reader.member_path("vuid"), function->vuid, kMaxVuidLength, "vuid");
+		if (auto mac = reader.string("mac", false))
+			function->mac = parse_mac(reader.member_path("mac"), *mac);
+		if (auto ipv4 = reader.string("ipv4", false))
+			function->ipv4 = parse_ipv4(reader.member_path("ipv4"), *ipv4);
+		if (auto ipv6 = reader.string("ipv6", false))
+			function->ipv6 = parse_ipv6(reader.member_path("ipv6"), *ipv6);
+		if (auto layer = reader.string("link_layer", false)) {
+			if (*layer == "ethernet")
+				function->link_layer = LinkLayer::ethernet;
+			else if (*layer == "infiniband")
+				function->link_layer = LinkLayer::infiniband;
+			else
+				fail(reader.member_path("link_layer"),
+				     "unknown link layer " + shown(*layer) +
+					 " (expected \"ethernet\" or \"infiniband\")");
+		}
+		if (auto lid = reader.unsigned_integer("lid", 0, 0xffff)) {
+			if (function->link_layer != LinkLayer::infiniband)
+				fail(reader.member_path("lid"), "a LID needs \"link_layer\": \"infiniband\"");
+			function->lid = static_cast<uint16_t>(*lid);
+		}
+		if (auto available = reader.boolean("available"))
+			function->available = *available;
+		function->caps = default_capabilities(side, function->type);
+		if (reader.has("caps"))
+			read_caps(reader.raw("caps"), reader.member_path("caps"), function->caps);
+		paths_[function.get()] = path;
+		topology_->functions_.push_back(std::move(function));
+	}
+
+	void read_representor(const json &value, const std::string &path)
+	{
+		ObjectReader reader(
+		    value, path,
+		    {"name", "manager", "function", "emulated", "type", "pci", "vuid", "iface", "hotplug"});
+		auto rep = std::make_unique<Representor>();
+		rep->name = *reader.string("name", true);
+		check_identifier(reader.member_path("name"), rep->name, kMaxNameLength, "name");
+		pending_managers_.push_back(
+		    {rep.get(), *reader.string("manager", true), reader.member_path("manager")});
+		if (auto iface = reader.string("iface", false)) {
+			check_identifier(reader.member_path("iface"), *iface, kMaxIfaceLength, "iface");
+			rep->iface = *iface;
+		}
+		if (auto hotplug = reader.boolean("hotplug"))
+			rep->hotplug = *hotplug;
+
+		auto emulation = reader.string("emulated", false);
+		auto function = reader.string("function", false);
+		if (emulation && function)
+			fail(
+			    reader.member_path("function"),
+			    "an emulated representor stands for no listed function; give \"function\" or \"emulated\"");
+		if (!emulation && !function)
+			fail(reader.member_path("function"),
+			     "missing required key (name the represented function, or give \"emulated\")");
+		if (function) {
+			// Type, address and VUID come from the represented function.
+			for (const char *derived : {"type", "pci", "vuid"})
+				if (reader.has(derived))
+					fail(reader.member_path(derived), "only emulated representors set this; a net "
+									  "representor takes it from its function");
+			pending_functions_.push_back({rep.get(), *function, reader.member_path("function")});
+		} else {
+			check_identifier(reader.member_path("emulated"), *emulation, kMaxNameLength, "emulation type");
+			rep->emulation = *emulation;
+			rep->type = parse_func_type(reader.member_path("type"), *reader.string("type", true));
+			if (rep->type == FuncType::sf)
+				fail(reader.member_path("type"), "an emulated function is a PF or a VF");
+			rep->pci = parse_pci(reader.member_path("pci"), *reader.string("pci", true));
+			rep->vuid = *reader.string("vuid", true);
+			check_identifier(reader.member_path("vuid"), rep->vuid, kMaxVuidLength, "vuid");
+		}
+		rep_paths_[rep.get()] = path;
+		topology_->representors_.push_back(std::move(rep));
+	}
+
+	Function *find_function(const std::string &name) const
+	{
+		for (const auto &function : topology_->functions_)
+			if (function->name == name)
+				return function.get();
+		return nullptr;
+	}
+
+	void resolve_parents()
+	{
+		for (const auto &pending : pending_parents_) {
+			const Function *parent = find_function(pending.name);
+			if (parent == nullptr)
+				fail(pending.path, "parent " + shown(pending.name) + " does not exist");
+			if (parent->side != pending.object->side)
+				fail(pending.path, "parent " + shown(pending.name) + " is on the other side");
+			if (parent->type != FuncType::pf)
+				fail(pending.path, "parent " + shown(pending.name) + " is not a PF");
+			pending.object->parent = parent;
+			if (pending.object->type == FuncType::sf)
+				pending.object->pci = parent->pci;
+		}
+	}
+
+	void resolve_representors()
+	{
+		for (const auto &pending : pending_managers_) {
+			const Function *manager = find_function(pending.name);
+			if (manager == nullptr)
+				fail(pending.path, "manager " + shown(pending.name) + " does not exist");
+			if (manager->side != Side::dpu || manager->type != FuncType::pf)
+				fail(pending.path, "manager " + shown(pending.name) + " is not a DPU PF");
+			pending.object->manager = manager;
+		}
+		std::set<const Function *> represented;
+		for (const auto &pending : pending_functions_) {
+			Representor &rep = *pending.object;
+			const Function *function = find_function(pending.name);
+			if (function == nullptr)
+				fail(pending.path, "function " + shown(pending.name) + " does not exist");
+			if (function->side == Side::dpu && function->type != FuncType::sf)
+				fail(pending.path,
+				     "function " + shown(pending.name) +
+					 " is a DPU PF/VF; representors stand for host functions and DPU SFs");
+			if (function->side == Side::dpu && function->parent != rep.manager)
+				fail(pending.path, "DPU SF " + shown(pending.name) + " belongs to " +
+						       shown(function->parent->name) + ", not to manager " +
+						       shown(rep.manager->name));
+			if (!represented.insert(function).second)
+				fail(pending.path, "function " + shown(pending.name) + " already has a representor");
+			rep.represents = function;
+			rep.type = function->type;
+			rep.pci = function->pci;
+			rep.vuid = function->vuid;
+		}
+		// A host VF sits on the same port as its PF, so the same DPU PF must manage both.
+		for (const auto &rep : topology_->representors_) {
+			const Function *function = rep->represents;
+			if (function == nullptr || function->side != Side::host || function->parent == nullptr)
+				continue;
+			for (const auto &other : topology_->representors_)
+				if (other->represents == function->parent && other->manager != rep->manager)
+					fail(rep_paths_.at(rep.get()) + ".manager",
+					     "host VF " + shown(function->name) + " is managed by " +
+						 shown(rep->manager->name) + " but its PF " +
+						 shown(function->parent->name) + " by " + shown(other->manager->name));
+		}
+	}
+
+	template <typename Key>
+	void check_unique(std::map<Key, std::string> &seen, const Key &key, const std::string &path,
+			  const std::string &what, const std::string &value)
+	{
+		auto [it, inserted] = seen.emplace(key, path);
+		if (!inserted)
+			fail(path, "duplicate " + what + " " + shown(value) + " (also at " + it->second + ")");
+	}
+
+	void check_uniqueness()
+	{
+		std::map<std::string, std::string> names, vuids, host_ibdevs, dpu_ibdevs, host_ifaces, dpu_ifaces;
+		std::map<std::pair<int, PciAddress>, std::string> pcis;
+		for (const auto &function : topology_->functions_) {
+			const std::string &path = paths_.at(function.get());
+			const bool host = function->side == Side::host;
+			check_unique(names, function->name, path + ".name", "name", function->name);
+			check_unique(vuids, function->vuid, path + ".vuid", "VUID", function->vuid);
+			check_unique(host ? host_ibdevs : dpu_ibdevs, function->ibdev, path + ".ibdev", "ibdev",
+				     function->ibdev);
+			if (!function->iface.empty())
+				check_unique(host ? host_ifaces : dpu_ifaces, function->iface, path + ".iface", "iface",
+					     function->iface);
+			if (function->type != FuncType::sf)
+				check_unique(pcis, std::make_pair(static_cast<int>(function->side), function->pci),
+					     path + ".pci", "PCI address", function->pci.to_string());
+		}
+		for (const auto &rep : topology_->representors_) {
+			const std::string &path = rep_paths_.at(rep.get());
+			check_unique(names, rep->name, path + ".name", "name", rep->name);
+			if (!rep->iface.empty())
+				check_unique(dpu_ifaces, rep->iface, path + ".iface", "iface", rep->iface);
+			if (rep->is_emulated()) {
+				// Emulated functions live on the host's PCI bus next to the host's own.
+				check_unique(vuids, rep->vuid, path + ".vuid", "VUID", rep->vuid);
+				check_unique(pcis, std::make_pair(static_cast<int>(Side::host), rep->pci),
+					     path + ".pci", "PCI address", rep->pci.to_string());
+			}
+		}
+	}
+
+	template <typename T> struct Pending {
+		T *object;
+		std::string name;
+		std::string path;
+	};
+
+	std::unique_ptr<Topology> topology_;
+	std::vector<Pending<Function>> pending_parents_;
+	std::vector<Pending<Representor>> pending_managers_;
+	std::vector<Pending<Representor>> pending_functions_;
+	std::map<const Function *, std::string> paths_;
+	std::map<const Representor *, std::string> rep_paths_;
+};
+
+Topology::ParseResult Topology::parse(std::string_view text, std::string_view source, Side side)
+{
+	const std::string source_name(source);
+	try {
+		check_nesting(text);
+		json document;
+		try {
+			document = json::parse(text.begin(), text.end());
+		} catch (const json::parse_error &error) {
+			return {nullptr, source_name + ": $: invalid JSON: " + error.what()};
+		}
+		TopologyBuilder builder(side, source);
+		return {builder.build(document), {}};
+	} catch (const TopologyError &error) {
+		return {nullptr, source_name + ": " + error.path + ": " + error.what()};
+	} catch (const std::bad_alloc &) {
+		return {nullptr, source_name + ": out of memory"};
+	} catch (const std::exception &error) {
+		return {nullptr, source_name + ": " + error.what()};
+	}
+}
+
+} // namespace softdpu::device
