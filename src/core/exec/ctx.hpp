@@ -1,0 +1,102 @@
+// struct doca_ctx: the base class of every DOCA context (DMA, sync event, ...). It owns the
+// state machine, the connection to a progress engine and the task life cycle; each library
+// derives from it and supplies configuration, validation and execution of its task types.
+//
+// Threading: a context is driven by one application thread (the PE's). Engine threads touch it
+// only through complete_from_engine() and stopping_requested().
+#pragma once
+
+#include <doca_ctx.h>
+#include <doca_pe.h>
+
+#include <atomic>
+
+#include "core/exec/progressable.hpp"
+#include "core/exec/task.hpp"
+
+struct doca_pe;
+
+struct doca_ctx : public softdpu::exec::Progressable {
+public:
+	doca_ctx() = default;
+	~doca_ctx() override;
+	doca_ctx(const doca_ctx &) = delete;
+	doca_ctx &operator=(const doca_ctx &) = delete;
+
+	// --- doca_ctx.h ---
+	doca_error_t start() noexcept;
+	doca_error_t stop() noexcept;
+	doca_ctx_states state() const noexcept { return state_; }
+	bool is_running() const noexcept { return state_ == DOCA_CTX_STATE_RUNNING; }
+	bool is_idle() const noexcept { return state_ == DOCA_CTX_STATE_IDLE; }
+	void set_state_changed_cb(doca_ctx_state_changed_callback_t cb) noexcept { state_cb_ = cb; }
+	void set_user_data(union doca_data data) noexcept { user_data_ = data; }
+	union doca_data user_data() const noexcept { return user_data_; }
+	size_t inflight() const noexcept override { return inflight_; }
+
+	// --- progress engine connection ---
+	doca_pe *pe() const noexcept { return pe_; }
+	void attach_to_pe(doca_pe *pe) noexcept { pe_ = pe; }
+
+	// --- task life cycle (doca_pe.h) ---
+	// Allocates a task from `pool`; BAD_STATE unless running, NO_MEMORY when exhausted.
+	doca_error_t alloc_task(softdpu::exec::TaskPoolBase &pool, doca_task **task) noexcept;
+	doca_error_t submit(doca_task *task) noexcept;
+	doca_error_t try_submit(doca_task *task) noexcept;
+	void free_task(doca_task *task) noexcept;
+
+	// Called by an engine thread when it has finished a job started by start_on_engine().
+	void complete_from_engine(doca_task *task) noexcept;
+	// Engine threads skip the work of tasks whose context is being stopped.
+	bool stopping_requested() const noexcept { return stopping_.load(std::memory_order_relaxed); }
+
+	// Delivers a completion now, from inside progress (graphs run their nodes through this).
+	void deliver(doca_task *task) noexcept;
+
+	// --- Progressable ---
+	bool progress() override;
+	bool has_pending_work() const override;
+
+protected:
+	// What happened to a task handed to execute().
+	enum class Execution {
+		kDone,     // finished; task->status holds the result
+		kOnEngine, // handed to an engine thread; it calls complete_from_engine()
+		kNotReady, // cannot make progress yet (e.g. waiting for a condition); try again later
+	};
+
+	// Library hooks.
+	// Validate the configuration and allocate task pools; the context is idle.
+	virtual doca_error_t on_start() noexcept = 0;
+	// Release what on_start() allocated; every task has been freed.
+	virtual void on_stopped() noexcept = 0;
+	// Full validation for doca_task_try_submit (submit never calls it).
+	virtual doca_error_t validate(const doca_task *task) const noexcept = 0;
+	// Called at submit time, on the application thread. May run the work at once, hand it to an
+	// engine, or leave it for the next progress (return kNotReady).
+	virtual Execution on_submit(doca_task *task) noexcept = 0;
+	// Called from progress for tasks that on_submit() (or a previous execute()) left not ready.
+	virtual Execution execute(doca_task *task) noexcept = 0;
+	// True while the library has tasks allocated (all must be freed before reaching idle).
+	size_t tasks_in_use() const noexcept { return tasks_in_use_; }
+
+	void hand_to_engine(doca_task *task) noexcept;
+
+private:
+	void set_state(doca_ctx_states next) noexcept;
+	void begin_stopping() noexcept;
+	bool try_finish_stopping() noexcept;
+	void finish(doca_task *task) noexcept;
+
+	doca_ctx_states state_ = DOCA_CTX_STATE_IDLE;
+	doca_pe *pe_ = nullptr;
+	doca_ctx_state_changed_callback_t state_cb_ = nullptr;
+	union doca_data user_data_ = {};
+	size_t inflight_ = 0;
+	size_t tasks_in_use_ = 0;
+	bool engine_acquired_ = false;
+	std::atomic<bool> stopping_{false};
+	softdpu::exec::TaskQueue not_ready_;
+	softdpu::exec::TaskQueue done_;
+	softdpu::exec::CompletionStack from_engine_;
+};
