@@ -33,13 +33,13 @@ doca_pe::~doca_pe()
 
 doca_error_t doca_pe::connect(doca_ctx *ctx) noexcept
 {
-	if (ctx->pe() != nullptr) {
-		SDK_LOG_ERR("failed to connect context: it is already connected to a progress engine");
-		return DOCA_ERROR_NOT_PERMITTED;
-	}
 	if (!ctx->is_idle()) {
 		SDK_LOG_ERR("failed to connect context: context is not idle");
 		return DOCA_ERROR_BAD_STATE;
+	}
+	if (ctx->pe() != nullptr) {
+		SDK_LOG_ERR("failed to connect context: it is already connected to a progress engine");
+		return DOCA_ERROR_NOT_PERMITTED;
 	}
 	const doca_error_t result = attach(ctx);
 	if (result == DOCA_SUCCESS)
