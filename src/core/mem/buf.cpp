@@ -9,13 +9,13 @@ doca_error_t doca_buf_inc_refcount(struct doca_buf *buf, uint16_t *refcount)
 {
 	if (buf == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (buf->is_list_member_)
+	if (buf->list_.is_member)
 		return DOCA_ERROR_NOT_PERMITTED;
-	if (buf->refcount_ == UINT16_MAX)
+	if (buf->list_.refcount == UINT16_MAX)
 		return DOCA_ERROR_TOO_BIG;
 	if (refcount != nullptr)
-		*refcount = buf->refcount_;
-	++buf->refcount_;
+		*refcount = buf->list_.refcount;
+	++buf->list_.refcount;
 	return DOCA_SUCCESS;
 }
 
@@ -23,13 +23,13 @@ doca_error_t doca_buf_dec_refcount(struct doca_buf *buf, uint16_t *refcount)
 {
 	if (buf == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (buf->is_list_member_)
+	if (buf->list_.is_member)
 		return DOCA_ERROR_NOT_PERMITTED;
-	if (buf->refcount_ == 0)
+	if (buf->list_.refcount == 0)
 		return DOCA_ERROR_BAD_STATE;
 	if (refcount != nullptr)
-		*refcount = buf->refcount_;
-	if (--buf->refcount_ == 0)
+		*refcount = buf->list_.refcount;
+	if (--buf->list_.refcount == 0)
 		softdpu::mem::release_list(buf);
 	return DOCA_SUCCESS;
 }
@@ -38,7 +38,7 @@ doca_error_t doca_buf_get_refcount(const struct doca_buf *buf, uint16_t *refcoun
 {
 	if (buf == nullptr || refcount == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	*refcount = buf->refcount_;
+	*refcount = buf->list_.refcount;
 	return DOCA_SUCCESS;
 }
 
@@ -46,9 +46,9 @@ doca_error_t doca_buf_get_list_len(const struct doca_buf *buf, uint32_t *num_ele
 {
 	if (buf == nullptr || num_elements == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (buf->is_list_member_)
+	if (buf->list_.is_member)
 		return DOCA_ERROR_NOT_PERMITTED;
-	*num_elements = buf->list_len_;
+	*num_elements = buf->list_.len;
 	return DOCA_SUCCESS;
 }
 
@@ -56,7 +56,7 @@ doca_error_t doca_buf_is_first_in_list(const struct doca_buf *buf, uint8_t *is_f
 {
 	if (buf == nullptr || is_first == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	*is_first = buf->is_list_member_ ? 0 : 1;
+	*is_first = buf->list_.is_member ? 0 : 1;
 	return DOCA_SUCCESS;
 }
 
@@ -72,7 +72,7 @@ doca_error_t doca_buf_is_in_list(const struct doca_buf *buf, uint8_t *is_in_list
 {
 	if (buf == nullptr || is_in_list == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	*is_in_list = (buf->is_list_member_ || buf->next_ != nullptr) ? 1 : 0;
+	*is_in_list = (buf->list_.is_member || buf->next_ != nullptr) ? 1 : 0;
 	return DOCA_SUCCESS;
 }
 
@@ -88,8 +88,8 @@ doca_error_t doca_buf_get_last_in_list(struct doca_buf *buf, struct doca_buf **l
 {
 	if (buf == nullptr || last_buf == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (!buf->is_list_member_) {
-		*last_buf = buf->last_;
+	if (!buf->list_.is_member) {
+		*last_buf = buf->list_tail();
 		return DOCA_SUCCESS;
 	}
 	doca_buf *last = buf;
@@ -157,22 +157,22 @@ doca_error_t doca_buf_chain_list(struct doca_buf *list1, struct doca_buf *list2)
 {
 	if (list1 == nullptr || list2 == nullptr || list1 == list2)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (list1->is_list_member_ || list2->is_list_member_ || list2->refcount_ != 1)
+	if (list1->list_.is_member || list2->list_.is_member || list2->list_.refcount != 1)
 		return DOCA_ERROR_NOT_PERMITTED;
-	if (list1->refcount_ == 0 || static_cast<uint64_t>(list1->list_len_) + list2->list_len_ > UINT32_MAX)
+	if (list1->list_.refcount == 0 || static_cast<uint64_t>(list1->list_.len) + list2->list_.len > UINT32_MAX)
 		return DOCA_ERROR_INVALID_VALUE; // a free descriptor, or a list too long to count
-	list1->last_->next_ = list2;
-	list1->last_ = list2->last_;
-	list1->list_len_ += list2->list_len_;
-	list2->is_list_member_ = true;
-	list2->last_ = list2;
-	list2->list_len_ = 1;
+	doca_buf *new_tail = list2->list_tail();
+	list1->list_tail()->next_ = list2;
+	list1->last_ = new_tail;
+	list1->list_.len += list2->list_.len;
+	list2->list_.is_member = true;
+	list2->list_.len = 1;
 	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_unchain_list(struct doca_buf *list1, struct doca_buf *list2)
 {
-	if (list1 == nullptr || list2 == nullptr || list1 == list2 || list1->is_list_member_)
+	if (list1 == nullptr || list2 == nullptr || list1 == list2 || list1->list_.is_member)
 		return DOCA_ERROR_INVALID_VALUE;
 	doca_buf *before = list1;
 	while (before->next_ != nullptr && before->next_ != list2)
@@ -183,12 +183,12 @@ doca_error_t doca_buf_unchain_list(struct doca_buf *list1, struct doca_buf *list
 	for (doca_buf *buf = list2; buf != nullptr; buf = buf->next_)
 		++split_len;
 	before->next_ = nullptr;
-	list2->last_ = list1->last_;
+	list2->last_ = list1->last_; // list1 had a next element, so its last_ was valid
 	list1->last_ = before;
-	list1->list_len_ -= split_len;
-	list2->list_len_ = split_len;
-	list2->is_list_member_ = false;
-	list2->refcount_ = 1;
+	list1->list_.len -= split_len;
+	list2->list_.len = split_len;
+	list2->list_.is_member = false;
+	list2->list_.refcount = 1;
 	return DOCA_SUCCESS;
 }
 

@@ -47,8 +47,8 @@ struct doca_buf {
 	// Next element of the list, nullptr after the last one.
 	doca_buf *next_in_list() const noexcept { return next_; }
 	// Number of elements in the list this buffer heads (meaningful on a head only).
-	uint32_t list_len() const noexcept { return list_len_; }
-	bool is_list_head() const noexcept { return !is_list_member_; }
+	uint32_t list_len() const noexcept { return list_.len; }
+	bool is_list_head() const noexcept { return !list_.is_member; }
 	doca_mmap *mmap() const noexcept { return mmap_; }
 
 	// ---- Internal to src/core/mem ----
@@ -57,16 +57,29 @@ struct doca_buf {
 	{
 		head_ = addr;
 		len_ = len;
+		mmap_ = mmap;
+		reset(data, data_len);
+	}
+	// Makes a free descriptor whose head, len and mmap are already right a lone buffer again.
+	void reset(uint8_t *data, size_t data_len) noexcept
+	{
 		data_ = data;
 		data_len_ = data_len;
 		next_ = nullptr;
-		last_ = this;
-		mmap_ = mmap;
-		list_len_ = 1;
-		refcount_ = 1;
-		is_list_member_ = false;
-		++mmap->num_bufs_;
+		list_ = ListState{};
+		++mmap_->num_bufs_;
 	}
+	// Last element of the list this buffer heads. last_ is kept only while the buffer has a next
+	// element, so handing out a descriptor does not have to write it.
+	doca_buf *list_tail() noexcept { return next_ != nullptr ? last_ : this; }
+
+	// List length, reference count and list membership: written together with one store.
+	struct ListState {
+		uint32_t len = 1;	    // elements in the list this buffer heads
+		uint16_t refcount = 1;	    // 0 while free; elements after a list head always hold 1
+		bool is_member = false;	    // in a list but not its head
+		uint8_t reserved = 0;
+	};
 
 	uint8_t *head_ = nullptr;
 	size_t len_ = 0;
@@ -74,23 +87,19 @@ struct doca_buf {
 	size_t data_len_ = 0;
 	// Next element of the list; while the descriptor is free, the next free descriptor.
 	doca_buf *next_ = nullptr;
-	// Last element of the list (kept on the head only).
-	doca_buf *last_ = this;
+	// Last element of the list, valid on a head whose next_ is set (see list_tail).
+	doca_buf *last_ = nullptr;
 	doca_mmap *mmap_ = nullptr;
 	// The free list this descriptor returns to; set once when its owner creates it.
 	softdpu::mem::BufFreeList *owner_ = nullptr;
-	uint32_t list_len_ = 1;
-	// 0 while free; elements after a list head always hold 1.
-	uint16_t refcount_ = 0;
-	// In a list but not its head.
-	bool is_list_member_ = false;
+	ListState list_ = {.len = 1, .refcount = 0, .is_member = false, .reserved = 0};
 };
 
 namespace softdpu::mem {
 
 inline void BufFreeList::push(doca_buf *buf) noexcept
 {
-	buf->refcount_ = 0;
+	buf->list_.refcount = 0;
 	buf->next_ = first;
 	first = buf;
 	++num_free;

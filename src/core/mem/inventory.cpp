@@ -35,7 +35,7 @@ doca_error_t doca_buf_inventory::get(doca_mmap *mmap, void *addr, size_t len, vo
 
 doca_error_t doca_buf_inventory::dup(const doca_buf *src, doca_buf **dst) noexcept
 {
-	if (src->is_list_member_)
+	if (src->list_.is_member)
 		return DOCA_ERROR_NOT_PERMITTED;
 	if (!started_)
 		return DOCA_ERROR_BAD_STATE;
@@ -43,7 +43,7 @@ doca_error_t doca_buf_inventory::dup(const doca_buf *src, doca_buf **dst) noexce
 		if (!element->mmap_->is_started())
 			return DOCA_ERROR_BAD_STATE;
 	}
-	if (free_.num_free < src->list_len_)
+	if (free_.num_free < src->list_.len)
 		return DOCA_ERROR_NO_MEMORY;
 	// Copy every element's descriptor, then chain the copies the way the source is chained.
 	doca_buf *copy_head = nullptr;
@@ -54,13 +54,13 @@ doca_error_t doca_buf_inventory::dup(const doca_buf *src, doca_buf **dst) noexce
 		if (copy_head == nullptr) {
 			copy_head = copy;
 		} else {
-			copy->is_list_member_ = true;
+			copy->list_.is_member = true;
 			copy_last->next_ = copy;
 		}
 		copy_last = copy;
 	}
 	copy_head->last_ = copy_last;
-	copy_head->list_len_ = src->list_len_;
+	copy_head->list_.len = src->list_.len;
 	*dst = copy_head;
 	return DOCA_SUCCESS;
 }
@@ -148,7 +148,7 @@ doca_error_t doca_buf_inventory_get_user_data(const struct doca_buf_inventory *i
 doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, const struct doca_buf *src_buf,
 					struct doca_buf **dst_buf)
 {
-	if (inventory == nullptr || src_buf == nullptr || dst_buf == nullptr || src_buf->refcount_ == 0)
+	if (inventory == nullptr || src_buf == nullptr || dst_buf == nullptr || src_buf->list_.refcount == 0)
 		return DOCA_ERROR_INVALID_VALUE;
 	return inventory->dup(src_buf, dst_buf);
 }

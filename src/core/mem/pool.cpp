@@ -41,6 +41,7 @@ doca_error_t doca_buf_pool::start() noexcept
 	for (uint32_t i = 0; i < free_.num_total; ++i, element += stride) {
 		descriptors_[i].head_ = element;
 		descriptors_[i].len_ = element_size_;
+		descriptors_[i].mmap_ = mmap_;
 	}
 	started_ = true;
 	return DOCA_SUCCESS;
@@ -102,7 +103,7 @@ doca_error_t doca_buf_pool_buf_alloc(struct doca_buf_pool *buf_pool, struct doca
 	doca_buf *taken = buf_pool->free_.pop();
 	if (taken == nullptr)
 		return DOCA_ERROR_EMPTY;
-	taken->init(buf_pool->mmap_, taken->head_, taken->len_, taken->head_, 0);
+	taken->reset(taken->head_, 0); // head, len and mmap were set at start
 	*buf = taken;
 	return DOCA_SUCCESS;
 }

@@ -1,0 +1,174 @@
+// The memory subsystem's data path against malloc+free of one descriptor.
+//
+// Each benchmark reports ns per operation (Time) and "x_vs_malloc": how many times cheaper it is
+// than malloc+free of sizeof(doca_buf) bytes, measured in the same process just before
+// (baseline ns / our ns). Run with repetitions and read the medians; see docs/performance.md.
+#include "core/mem/buf.hpp"
+
+#include <doca_buf.h>
+#include <doca_buf_inventory.h>
+#include <doca_buf_pool.h>
+#include <doca_mmap.h>
+
+#include <benchmark/benchmark.h>
+
+#include <time.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+// Thread CPU time in seconds: the machine these run on is shared, and CPU time is much less
+// sensitive to other processes than wall time.
+double thread_cpu_seconds()
+{
+	timespec now{};
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+	return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+constexpr size_t kDescriptorSize = sizeof(doca_buf);
+
+// One malloc+free of a descriptor-sized block; the pointer escapes so neither call can be elided.
+inline void malloc_free_once()
+{
+	void *p = std::malloc(kDescriptorSize);
+	benchmark::DoNotOptimize(p);
+	std::free(p);
+	benchmark::ClobberMemory();
+}
+
+// Median over several timed runs of malloc_free_once, in seconds per operation.
+double measure_malloc_baseline_seconds()
+{
+	constexpr int kRuns = 9;
+	constexpr int kOpsPerRun = 2'000'000;
+	std::array<double, kRuns> per_op{};
+	for (int i = 0; i < 100'000; ++i) // warm up the allocator's caches
+		malloc_free_once();
+	for (double &seconds : per_op) {
+		const double start = thread_cpu_seconds();
+		for (int i = 0; i < kOpsPerRun; ++i)
+			malloc_free_once();
+		seconds = (thread_cpu_seconds() - start) / kOpsPerRun;
+	}
+	std::sort(per_op.begin(), per_op.end());
+	return per_op[kRuns / 2];
+}
+
+double g_baseline_seconds = 0;
+
+// Times the benchmark loop itself (the loop Google Benchmark times) in thread CPU time and reports
+// baseline / ours as the counter x_vs_malloc.
+class RatioTimer {
+public:
+	RatioTimer() : start_(thread_cpu_seconds()) {}
+	void report(benchmark::State &state) const
+	{
+		const double ours = (thread_cpu_seconds() - start_) / static_cast<double>(state.iterations());
+		state.counters["x_vs_malloc"] = g_baseline_seconds / ours;
+	}
+
+private:
+	double start_;
+};
+
+struct Memory {
+	Memory()
+	{
+		if (doca_mmap_create(&mmap) != DOCA_SUCCESS || doca_mmap_set_memrange(mmap, bytes.data(), bytes.size()) ||
+		    doca_mmap_start(mmap) != DOCA_SUCCESS || doca_buf_inventory_create(64, &inventory) != DOCA_SUCCESS ||
+		    doca_buf_inventory_start(inventory) != DOCA_SUCCESS ||
+		    doca_buf_pool_create(64, 64, mmap, &pool) != DOCA_SUCCESS || doca_buf_pool_start(pool) != DOCA_SUCCESS) {
+			std::fprintf(stderr, "bench_mem: set-up failed\n");
+			std::abort();
+		}
+	}
+	~Memory()
+	{
+		doca_buf_pool_destroy(pool);
+		doca_buf_inventory_destroy(inventory);
+		doca_mmap_destroy(mmap);
+	}
+	std::vector<uint8_t> bytes = std::vector<uint8_t>(1 << 16);
+	doca_mmap *mmap = nullptr;
+	doca_buf_inventory *inventory = nullptr;
+	doca_buf_pool *pool = nullptr;
+};
+
+void BM_MallocFree_Baseline(benchmark::State &state)
+{
+	RatioTimer timer;
+	for (auto _ : state)
+		malloc_free_once();
+	timer.report(state);
+}
+BENCHMARK(BM_MallocFree_Baseline);
+
+void BM_Inventory_GetByArgs_Release(benchmark::State &state)
+{
+	Memory memory;
+	void *addr = memory.bytes.data() + 256;
+	RatioTimer timer;
+	for (auto _ : state) {
+		doca_buf *buf = nullptr;
+		doca_buf_inventory_buf_get_by_args(memory.inventory, memory.mmap, addr, 1024, addr, 64, &buf);
+		benchmark::DoNotOptimize(buf);
+		doca_buf_dec_refcount(buf, nullptr);
+	}
+	timer.report(state);
+}
+BENCHMARK(BM_Inventory_GetByArgs_Release);
+
+void BM_Pool_Alloc_Release(benchmark::State &state)
+{
+	Memory memory;
+	RatioTimer timer;
+	for (auto _ : state) {
+		doca_buf *buf = nullptr;
+		doca_buf_pool_buf_alloc(memory.pool, &buf);
+		benchmark::DoNotOptimize(buf);
+		doca_buf_dec_refcount(buf, nullptr);
+	}
+	timer.report(state);
+}
+BENCHMARK(BM_Pool_Alloc_Release);
+
+void BM_Chain_Unchain_TwoBuffers(benchmark::State &state)
+{
+	Memory memory;
+	doca_buf *first = nullptr;
+	doca_buf *second = nullptr;
+	doca_buf_inventory_buf_get_by_addr(memory.inventory, memory.mmap, memory.bytes.data(), 64, &first);
+	doca_buf_inventory_buf_get_by_addr(memory.inventory, memory.mmap, memory.bytes.data() + 64, 64, &second);
+	RatioTimer timer;
+	for (auto _ : state) {
+		doca_buf_chain_list(first, second);
+		benchmark::ClobberMemory();
+		doca_buf_unchain_list(first, second);
+		benchmark::ClobberMemory();
+	}
+	doca_buf_dec_refcount(first, nullptr);
+	doca_buf_dec_refcount(second, nullptr);
+	timer.report(state);
+}
+BENCHMARK(BM_Chain_Unchain_TwoBuffers);
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	g_baseline_seconds = measure_malloc_baseline_seconds();
+	std::printf("malloc+free baseline (%zu bytes, median of 9 runs, thread CPU time): %.2f ns\n", kDescriptorSize,
+		    g_baseline_seconds * 1e9);
+	benchmark::Initialize(&argc, argv);
+	if (benchmark::ReportUnrecognizedArguments(argc, argv))
+		return 1;
+	benchmark::RunSpecifiedBenchmarks();
+	benchmark::Shutdown();
+	return 0;
+}
