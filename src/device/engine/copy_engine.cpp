@@ -1,10 +1,20 @@
 #include "device/engine/copy_engine.hpp"
 
+#include <chrono>
 #include <cstdlib>
 
 namespace softdpu::device {
 
 namespace {
+
+inline void cpu_relax() noexcept
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	asm volatile("yield");
+#endif
+}
 
 // SOFTDPU_DMA_ENGINE_THREADS sets the number of engine threads (1..64, default 1: on small
 // machines one engine thread plus the application thread already fill two cores).
@@ -70,6 +80,7 @@ void CopyEngine::submit(EngineJob *job) noexcept
 		job->next = nullptr;
 		*tail_ = job;
 		tail_ = &job->next;
+		queued_.fetch_add(1, std::memory_order_release);
 		wake = sleeping_ > 0;
 	}
 	if (wake)
@@ -84,26 +95,37 @@ EngineJob *CopyEngine::pop_locked() noexcept
 		if (head_ == nullptr)
 			tail_ = &head_;
 		job->next = nullptr;
+		queued_.fetch_sub(1, std::memory_order_relaxed);
 	}
 	return job;
 }
 
 void CopyEngine::worker_loop()
 {
+	// An idle worker polls for a short while before it sleeps: a stream of jobs then costs no
+	// wake-up system call per job, and an idle engine costs no CPU.
+	constexpr auto kSpinBeforeSleep = std::chrono::microseconds(200);
 	std::unique_lock lock(mutex_);
 	for (;;) {
 		EngineJob *job = pop_locked();
-		if (job == nullptr) {
-			if (shutting_down_)
-				return;
-			++sleeping_;
-			wake_.wait(lock, [this] { return head_ != nullptr || shutting_down_; });
-			--sleeping_;
+		if (job != nullptr) {
+			lock.unlock();
+			job->run(job);
+			lock.lock();
 			continue;
 		}
+		if (shutting_down_)
+			return;
 		lock.unlock();
-		job->run(job);
+		const auto spin_until = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+		while (queued_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < spin_until)
+			cpu_relax();
 		lock.lock();
+		if (head_ != nullptr || shutting_down_)
+			continue;
+		++sleeping_;
+		wake_.wait(lock, [this] { return head_ != nullptr || shutting_down_; });
+		--sleeping_;
 	}
 }
 

@@ -3,6 +3,7 @@
 // (embedded in the task that owns them), so handing work over allocates nothing.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <mutex>
@@ -45,6 +46,8 @@ private:
 	std::condition_variable wake_;
 	EngineJob *head_ = nullptr;
 	EngineJob **tail_ = &head_;
+	// Jobs queued; lets an idle worker spin without the lock before it goes to sleep.
+	std::atomic<size_t> queued_{0};
 	size_t sleeping_ = 0;
 	size_t users_ = 0;
 	bool shutting_down_ = false;
