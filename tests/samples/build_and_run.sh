@@ -15,15 +15,22 @@ export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
 export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 shopt -s nullglob
+# Set-up shared by the PE/DMA samples (device, mmap, buffers, PE) is compiled into each sample
+# that includes sample_common.h.
+common_srcs=("$source_dir"/samples/common/*.c)
 count=0
 for src in "$source_dir"/samples/*.c; do
   name=$(basename "$src" .c)
   # Each sample names the pkg-config packages it needs on a "// pkg-config:" line.
   pkgs=$(sed -n 's|^// pkg-config: *||p' "$src" | head -1)
   pkgs=${pkgs:-doca-common}
+  extra_srcs=()
+  if grep -q '^#include "sample_common.h"' "$src"; then
+    extra_srcs=("${common_srcs[@]}")
+  fi
   # shellcheck disable=SC2046
-  cc -std=c11 -Wall -Wextra -Werror -DDOCA_ALLOW_EXPERIMENTAL_API -o "$out/$name" "$src" \
-    $(pkg-config --cflags --libs $pkgs)
+  cc -std=c11 -Wall -Wextra -Werror -DDOCA_ALLOW_EXPERIMENTAL_API -I "$source_dir/samples/common" \
+    -o "$out/$name" "$src" "${extra_srcs[@]}" $(pkg-config --cflags --libs $pkgs)
   echo "--- running sample $name"
   "$out/$name"
   count=$((count + 1))

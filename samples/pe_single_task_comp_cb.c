@@ -1,0 +1,81 @@
+// pkg-config: doca-common doca-dma
+/*
+ * PE single completion callback: the pe_polling workload with one callback for success and error.
+ *
+ * DOCA recommends two callbacks so the success path never has to look at the task's status. A
+ * program may still register the same function for both; it then asks doca_task_get_status
+ * which of the two happened.
+ */
+#include <stdlib.h>
+
+#include <doca_log.h>
+
+#include "sample_common.h"
+
+DOCA_LOG_REGISTER(PE_SINGLE_TASK_COMP_CB::SAMPLE);
+
+#define NUM_TASKS 16
+
+/* Registered as both the success and the error callback of memcpy tasks. */
+static void memcpy_finished(struct doca_dma_task_memcpy *dma_task, union doca_data task_user_data,
+			    union doca_data ctx_user_data)
+{
+	struct sample_task_counts *counts = ctx_user_data.ptr;
+	struct doca_task *task = doca_dma_task_memcpy_as_task(dma_task);
+	const uint32_t pair_index = (uint32_t)task_user_data.u64;
+	const doca_error_t status = doca_task_get_status(task);
+
+	if (status == DOCA_SUCCESS) {
+		counts->num_succeeded++;
+		sample_record_error(&counts->first_error, sample_check_pair(counts->base, pair_index));
+	} else {
+		counts->num_failed++;
+		DOCA_LOG_ERR("Task of pair %u failed: %s", pair_index, doca_error_get_descr(status));
+		sample_record_error(&counts->first_error, status);
+	}
+	doca_task_free(task);
+}
+
+static doca_error_t run(struct sample_task_counts *counts, struct doca_dma *dma)
+{
+	doca_error_t result;
+
+	result = sample_start_and_submit(counts->base, dma, 0, NUM_TASKS);
+	if (result != DOCA_SUCCESS)
+		return result;
+	/* The polling loop: progress until every callback has run. */
+	result = sample_progress_until_counted(counts->base->pe, counts, NUM_TASKS);
+	if (result != DOCA_SUCCESS)
+		return result;
+	result = sample_counts_check_all_succeeded(counts, NUM_TASKS);
+	if (result == DOCA_SUCCESS)
+		DOCA_LOG_INFO("All %d tasks completed and their copies were checked", NUM_TASKS);
+	return result;
+}
+
+int main(void)
+{
+	struct sample_pe_base base;
+	struct sample_task_counts counts = {.base = &base, .first_error = DOCA_SUCCESS};
+	struct doca_dma *dma;
+	doca_error_t result;
+
+	if (sample_log_init() != DOCA_SUCCESS)
+		return EXIT_FAILURE;
+	result = sample_pe_base_init(&base, NUM_TASKS, SAMPLE_DEFAULT_BUFFER_SIZE);
+	if (result != DOCA_SUCCESS)
+		return EXIT_FAILURE;
+	result = sample_dma_create(&base, memcpy_finished, memcpy_finished, NUM_TASKS,
+				   (union doca_data){.ptr = &counts}, NULL, &dma);
+	if (result == DOCA_SUCCESS) {
+		result = run(&counts, dma);
+		sample_record_error(&result, sample_dma_destroy(&base, dma));
+	}
+	sample_record_error(&result, sample_pe_base_cleanup(&base));
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Sample failed: %s", doca_error_get_descr(result));
+		return EXIT_FAILURE;
+	}
+	DOCA_LOG_INFO("Sample finished successfully");
+	return EXIT_SUCCESS;
+}
