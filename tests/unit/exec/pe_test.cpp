@@ -426,3 +426,51 @@ TEST_F(PeTest, TaskAccessorsAndDoubleSubmit)
 }
 
 } // namespace
+
+namespace {
+
+// Each thread drives its own PE with its own DMA context; all share the engine threads.
+TEST(ExecConcurrent, IndependentPesOnSeveralThreadsShareTheEngine)
+{
+	constexpr int kThreads = 3;
+	constexpr int kTasks = 40;
+	std::vector<std::thread> threads;
+	std::vector<int> failures(kThreads, 0);
+	for (int t = 0; t < kThreads; ++t) {
+		threads.emplace_back([t, &failures] {
+			Tracker tracker;
+			DmaSetup setup{8 << 20, 256};
+			setup.make_dma(on_success, on_error, 16);
+			if (doca_ctx_start(setup.ctx()) != DOCA_SUCCESS) {
+				failures[t]++;
+				return;
+			}
+			const size_t size = 96 << 10; // engine-sized copies
+			for (int i = 0; i < kTasks; ++i) {
+				uint8_t *src_addr = setup.arena.data() + (i % 16) * size;
+				std::memset(src_addr, t * 50 + i, size);
+				doca_buf *src = setup.buf((i % 16) * size, size, size);
+				doca_buf *dst = setup.buf(4 * 1024 * 1024 + (i % 16) * size, size, 0);
+				union doca_data data;
+				data.ptr = &tracker;
+				doca_dma_task_memcpy *task = nullptr;
+				if (doca_dma_task_memcpy_alloc_init(setup.dma, src, dst, data, &task) != DOCA_SUCCESS ||
+				    doca_task_submit(doca_dma_task_memcpy_as_task(task)) != DOCA_SUCCESS) {
+					failures[t]++;
+					return;
+				}
+				if (!progress_until(setup.pe, [&] { return tracker.successes == i + 1; }) ||
+				    std::memcmp(src_addr, setup.arena.data() + 4 * 1024 * 1024 + (i % 16) * size, size) != 0)
+					failures[t]++;
+				doca_buf_dec_refcount(src, nullptr);
+				doca_buf_dec_refcount(dst, nullptr);
+			}
+		});
+	}
+	for (auto &thread : threads)
+		thread.join();
+	for (int t = 0; t < kThreads; ++t)
+		EXPECT_EQ(failures[t], 0) << "thread " << t;
+}
+
+} // namespace
