@@ -110,7 +110,6 @@ void doca_pe::signal() noexcept
 doca_error_t doca_pe::request_notification() noexcept
 {
 	armed_.store(true, std::memory_order_seq_cst);
-	std::atomic_thread_fence(std::memory_order_seq_cst);
 	if (any_pending_work() && armed_.exchange(false, std::memory_order_seq_cst))
 		signal();
 	return DOCA_SUCCESS;
@@ -118,7 +117,6 @@ doca_error_t doca_pe::request_notification() noexcept
 
 void doca_pe::signal_if_armed() noexcept
 {
-	std::atomic_thread_fence(std::memory_order_seq_cst);
 	if (armed_.load(std::memory_order_seq_cst) && armed_.exchange(false, std::memory_order_seq_cst))
 		signal();
 }

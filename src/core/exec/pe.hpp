@@ -2,8 +2,9 @@
 // graphs attached to it; completions run only inside progress(), on the caller's thread.
 //
 // Event-driven mode uses an eventfd. Engine threads signal it only while the PE is armed; arming
-// re-checks for pending work after publishing the armed flag, so no wake-up is lost (both sides
-// use sequentially consistent operations on `armed_` and on the work they publish).
+// re-checks for pending work after publishing the armed flag, so no wake-up is lost: engine
+// threads publish a completion and then read `armed_`, the PE publishes `armed_` and then reads
+// the completions, all with sequentially consistent operations, so one of them sees the other.
 #pragma once
 
 #include <doca_pe.h>

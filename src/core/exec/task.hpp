@@ -81,7 +81,8 @@ public:
 		doca_task *head = head_.load(std::memory_order_relaxed);
 		do {
 			task->next = head;
-		} while (!head_.compare_exchange_weak(head, task, std::memory_order_release, std::memory_order_relaxed));
+			// seq_cst: pairs with the PE's armed flag (see doca_pe::signal_if_armed).
+		} while (!head_.compare_exchange_weak(head, task, std::memory_order_seq_cst, std::memory_order_relaxed));
 	}
 
 	// Returns the completed tasks, oldest first.
@@ -100,7 +101,7 @@ public:
 		return oldest_first;
 	}
 
-	bool empty() const noexcept { return head_.load(std::memory_order_acquire) == nullptr; }
+	bool empty() const noexcept { return head_.load(std::memory_order_seq_cst) == nullptr; }
 
 private:
 	std::atomic<doca_task *> head_{nullptr};
