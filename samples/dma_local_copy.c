@@ -101,8 +101,8 @@ static doca_error_t set_up(struct local_copy *copy, const char *pci_addr)
 	result = sample_mmap_create(copy->dev, copy->src, copy->len, DOCA_ACCESS_FLAG_LOCAL_READ_ONLY, &copy->src_mmap);
 	if (result != DOCA_SUCCESS)
 		return result;
-	result = sample_mmap_create(copy->dev, copy->dst, copy->len, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE,
-				    &copy->dst_mmap);
+	result =
+	    sample_mmap_create(copy->dev, copy->dst, copy->len, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE, &copy->dst_mmap);
 	if (result != DOCA_SUCCESS)
 		return result;
 	result = doca_buf_inventory_create(2, &copy->inventory);
@@ -144,8 +144,8 @@ static doca_error_t copy_and_check(struct local_copy *copy)
 	size_t data_len;
 	doca_error_t result;
 
-	result = doca_dma_task_memcpy_alloc_init(copy->dma, copy->src_buf, copy->dst_buf, (union doca_data){0},
-						 &dma_task);
+	result =
+	    doca_dma_task_memcpy_alloc_init(copy->dma, copy->src_buf, copy->dst_buf, (union doca_data){0}, &dma_task);
 	if (result != DOCA_SUCCESS) {
 		DOCA_LOG_ERR("Failed to allocate the memcpy task: %s", doca_error_get_descr(result));
 		return result;

@@ -24,7 +24,7 @@ struct async_stop_state {
 	struct sample_pe_base base;
 	uint32_t num_succeeded;
 	uint32_t num_flushed;
-	doca_error_t stop_result;    /* what doca_ctx_stop returned in the callback */
+	doca_error_t stop_result; /* what doca_ctx_stop returned in the callback */
 	bool saw_running_to_stopping;
 	bool saw_stopping_to_idle;
 	doca_error_t first_error;
@@ -98,7 +98,8 @@ static doca_error_t run(struct async_stop_state *state, struct doca_dma *dma)
 		return DOCA_ERROR_UNEXPECTED;
 	}
 	if (state->num_succeeded != STOP_AFTER_TASKS || state->num_flushed != NUM_TASKS - STOP_AFTER_TASKS) {
-		DOCA_LOG_ERR("Expected %d successful and %d flushed tasks", STOP_AFTER_TASKS, NUM_TASKS - STOP_AFTER_TASKS);
+		DOCA_LOG_ERR("Expected %d successful and %d flushed tasks", STOP_AFTER_TASKS,
+			     NUM_TASKS - STOP_AFTER_TASKS);
 		return DOCA_ERROR_UNEXPECTED;
 	}
 	if (!state->saw_running_to_stopping || !state->saw_stopping_to_idle) {

@@ -67,7 +67,8 @@ int main(void)
 	if (result != DOCA_SUCCESS)
 		return EXIT_FAILURE;
 	for (; num_created < NUM_CONTEXTS && result == DOCA_SUCCESS; num_created++) {
-		state.counts[num_created] = (struct sample_task_counts){.base = &state.base, .first_error = DOCA_SUCCESS};
+		state.counts[num_created] =
+		    (struct sample_task_counts){.base = &state.base, .first_error = DOCA_SUCCESS};
 		result = sample_dma_create(&state.base, sample_memcpy_check_cb, sample_memcpy_error_cb,
 					   NUM_TASKS_PER_CONTEXT, (union doca_data){.ptr = &state.counts[num_created]},
 					   NULL, &state.dmas[num_created]);

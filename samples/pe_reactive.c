@@ -106,8 +106,8 @@ int main(void)
 			DOCA_LOG_ERR("Failed to start DMA context: %s", doca_error_get_descr(result));
 		else
 			/* The whole main loop: the callbacks do the rest and finally stop the context. */
-			result = sample_progress_until_state(state.base.pe, doca_dma_as_ctx(state.dma),
-							     DOCA_CTX_STATE_IDLE);
+			result =
+			    sample_progress_until_state(state.base.pe, doca_dma_as_ctx(state.dma), DOCA_CTX_STATE_IDLE);
 		sample_record_error(&result, state.first_error);
 		if (result == DOCA_SUCCESS && state.num_completed != NUM_TASKS) {
 			DOCA_LOG_ERR("Context went idle after %u of %d tasks", state.num_completed, NUM_TASKS);

@@ -34,8 +34,8 @@ struct task_error_state {
 	enum pair_outcome outcomes[NUM_TASKS];
 	uint32_t num_succeeded;
 	uint32_t num_failed;
-	bool stop_requested;	     /* set before the sample itself calls doca_ctx_stop */
-	bool stopped_by_itself;	     /* running -> stopping without doca_ctx_stop */
+	bool stop_requested;    /* set before the sample itself calls doca_ctx_stop */
+	bool stopped_by_itself; /* running -> stopping without doca_ctx_stop */
 	bool saw_stopping_to_idle;
 	doca_error_t first_error;
 };

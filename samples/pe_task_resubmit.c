@@ -20,7 +20,7 @@ DOCA_LOG_REGISTER(PE_TASK_RESUBMIT::SAMPLE);
 
 struct resubmit_state {
 	struct sample_pe_base base;
-	uint32_t next_pair;		/* first pair no task has copied yet */
+	uint32_t next_pair; /* first pair no task has copied yet */
 	uint32_t num_pairs_done;
 	uint32_t times_copied[NUM_PAIRS];
 	uint32_t num_resubmits;

@@ -240,13 +240,14 @@ doca_error_t sample_pe_base_cleanup(struct sample_pe_base *base)
 	for (uint32_t i = 0; i < base->num_pairs; i++) {
 		if (base->src_bufs != NULL && base->src_bufs[i] != NULL)
 			sample_cleanup_step(&first_error, doca_buf_dec_refcount(base->src_bufs[i], NULL),
-				     "release source buffer");
+					    "release source buffer");
 		if (base->dst_bufs != NULL && base->dst_bufs[i] != NULL)
 			sample_cleanup_step(&first_error, doca_buf_dec_refcount(base->dst_bufs[i], NULL),
-				     "release destination buffer");
+					    "release destination buffer");
 	}
 	if (base->inventory != NULL)
-		sample_cleanup_step(&first_error, doca_buf_inventory_destroy(base->inventory), "destroy buffer inventory");
+		sample_cleanup_step(&first_error, doca_buf_inventory_destroy(base->inventory),
+				    "destroy buffer inventory");
 	if (base->mmap != NULL)
 		sample_cleanup_step(&first_error, doca_mmap_destroy(base->mmap), "destroy mmap");
 	if (base->dev != NULL)
@@ -315,8 +316,8 @@ doca_error_t sample_alloc_pair_task(struct sample_pe_base *base, struct doca_dma
 	union doca_data user_data = {.u64 = pair_index};
 	doca_error_t result;
 
-	result = doca_dma_task_memcpy_alloc_init(dma, base->src_bufs[pair_index], base->dst_bufs[pair_index],
-						 user_data, task);
+	result = doca_dma_task_memcpy_alloc_init(dma, base->src_bufs[pair_index], base->dst_bufs[pair_index], user_data,
+						 task);
 	if (result != DOCA_SUCCESS)
 		DOCA_LOG_ERR("Failed to allocate task for pair %u: %s", pair_index, doca_error_get_descr(result));
 	return result;
@@ -374,14 +375,14 @@ doca_error_t sample_check_pair(const struct sample_pe_base *base, uint32_t pair_
 		return DOCA_ERROR_UNEXPECTED;
 	}
 	if (data != (const void *)copied || data_len != base->buffer_size) {
-		DOCA_LOG_ERR("Pair %u: destination data section is %p+%zu, expected %p+%zu", pair_index, data,
-			     data_len, (const void *)copied, base->buffer_size);
+		DOCA_LOG_ERR("Pair %u: destination data section is %p+%zu, expected %p+%zu", pair_index, data, data_len,
+			     (const void *)copied, base->buffer_size);
 		return DOCA_ERROR_UNEXPECTED;
 	}
 	for (size_t offset = 0; offset < base->buffer_size; offset++) {
 		if (copied[offset] != expected[offset] || expected[offset] != pattern_byte(pair_index, offset)) {
-			DOCA_LOG_ERR("Pair %u: byte %zu is 0x%02x, expected 0x%02x", pair_index, offset,
-				     copied[offset], pattern_byte(pair_index, offset));
+			DOCA_LOG_ERR("Pair %u: byte %zu is 0x%02x, expected 0x%02x", pair_index, offset, copied[offset],
+				     pattern_byte(pair_index, offset));
 			return DOCA_ERROR_UNEXPECTED;
 		}
 	}

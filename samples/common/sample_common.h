@@ -72,7 +72,7 @@ struct sample_pe_base {
 /* Sets up everything above; on failure, whatever was created is released again. */
 doca_error_t sample_pe_base_init(struct sample_pe_base *base, uint32_t num_pairs, size_t buffer_size);
 
-/* Releases buffers, inventory, mmap, PE and device, in that order. DMA contexts must be gone. */
+/* Releases the PE, buffers, inventory, mmap and device, in that order. DMA contexts must be gone first. */
 doca_error_t sample_pe_base_cleanup(struct sample_pe_base *base);
 
 /*
