@@ -55,8 +55,10 @@ doca_error_t sample_open_dma_device(const char *pci_addr, struct doca_dev **dev)
 	}
 	doca_devinfo_destroy_list(dev_list);
 	if (*dev == NULL) {
-		DOCA_LOG_ERR("No device %s%ssupports DMA memcpy tasks", pci_addr != NULL ? "at " : "",
-			     pci_addr != NULL ? pci_addr : "");
+		if (pci_addr != NULL)
+			DOCA_LOG_ERR("No device at %s supports DMA memcpy tasks", pci_addr);
+		else
+			DOCA_LOG_ERR("No device supports DMA memcpy tasks");
 		return DOCA_ERROR_NOT_FOUND;
 	}
 	return DOCA_SUCCESS;
