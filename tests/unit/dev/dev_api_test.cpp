@@ -631,3 +631,29 @@ TEST_F(DevApi, ConcurrentOpensShareOneDevice)
 	EXPECT_EQ(doca_dev_close(anchor), DOCA_SUCCESS);
 	EXPECT_EQ(p0->table().open_devices(), 0u);
 }
+
+TEST(DevConcurrent, FirstUseFromManyThreadsLoadsOneTopology)
+{
+	// ctest runs each test in its own process, so these threads race for the first load.
+	std::vector<std::thread> threads;
+	std::vector<doca_devinfo *> first(8, nullptr);
+	std::vector<const Topology *> seen(8, nullptr);
+	for (size_t t = 0; t < first.size(); ++t)
+		threads.emplace_back([&, t] {
+			doca_devinfo **list = nullptr;
+			uint32_t n = 0;
+			if (doca_devinfo_create_list(&list, &n) != DOCA_SUCCESS)
+				return;
+			seen[t] = Topology::current();
+			first[t] = n > 0 ? list[0] : nullptr;
+			doca_devinfo_destroy_list(list);
+		});
+	for (auto &thread : threads)
+		thread.join();
+	for (size_t t = 0; t < first.size(); ++t) {
+		ASSERT_NE(seen[t], nullptr);
+		EXPECT_EQ(seen[t], seen[0]);
+		EXPECT_EQ(first[t], first[0]); // one device table, so the same devinfo objects
+	}
+	EXPECT_NE(first[0], nullptr);
+}
