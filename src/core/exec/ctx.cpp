@@ -223,7 +223,7 @@ bool doca_ctx::has_pending_work() const
 		return true;
 	if (state_ == DOCA_CTX_STATE_STOPPING)
 		return !not_ready_.empty() || (inflight_ == 0 && tasks_in_use_ == 0);
-	// Tasks waiting on a condition (sync event waits) must be polled: report them as pending so
-	// an event-driven PE does not sleep on them forever.
-	return !not_ready_.empty();
+	// Tasks waiting on a condition (sync event waits) must be re-checked: report them as pending,
+	// unless the context knows nothing they wait for has changed since its last progress.
+	return !not_ready_.empty() && not_ready_may_be_ready();
 }

@@ -77,6 +77,11 @@ protected:
 	virtual Execution on_submit(doca_task *task) noexcept = 0;
 	// Called from progress for tasks that on_submit() (or a previous execute()) left not ready.
 	virtual Execution execute(doca_task *task) noexcept = 0;
+	// True if a task that on_submit()/execute() left not ready may be ready now. By default such
+	// tasks are always reported as pending work, so an event-driven PE polls them. A context that
+	// signals its PE (signal_if_armed) whenever their condition may change overrides this so the
+	// PE can sleep; it must answer true for any change made since its last progress().
+	virtual bool not_ready_may_be_ready() const noexcept { return true; }
 	// True while the library has tasks allocated (all must be freed before reaching idle).
 	size_t tasks_in_use() const noexcept { return tasks_in_use_; }
 
