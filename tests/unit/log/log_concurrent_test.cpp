@@ -120,12 +120,15 @@ TEST_F(LogConcurrent, ConfigurationChangesRaceSafelyWithLogging)
 	stop = true;
 	configurer.join();
 
-	// WARNING passes whenever the lower limit is WARNING or more verbose, so some got through;
-	// the real check is that TSan/ASan saw no race and every line is whole.
+	// How many records passed depends on the interleaving; what must hold is that the logger is
+	// still consistent (the next record arrives) and that every line that was written is whole.
+	ASSERT_EQ(doca_log_level_set_global_lower_limit(DOCA_LOG_LEVEL_INFO), DOCA_SUCCESS);
+	DOCA_LOG_WARN("after the race");
 	auto lines = capture.lines();
-	EXPECT_FALSE(lines.empty());
+	ASSERT_FALSE(lines.empty());
+	EXPECT_TRUE(lines.back().ends_with("] after the race")) << lines.back();
 	for (const auto &line : lines)
-		EXPECT_TRUE(line.starts_with("[")) << line;
+		EXPECT_TRUE(parse_line(line).has_value()) << line;
 }
 
 TEST_F(LogConcurrent, RateLimitHoldsAcrossThreads)

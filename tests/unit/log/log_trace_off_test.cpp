@@ -21,6 +21,7 @@ int count_evaluation()
 
 TEST_F(LogTraceOff, TraceMacroIsCompiledOut)
 {
+	evaluated = 0;
 	CapturedFile capture;
 	doca_log_backend *backend = nullptr;
 	ASSERT_EQ(doca_log_backend_create_with_file(capture.file(), &backend), DOCA_SUCCESS);
