@@ -44,8 +44,9 @@ CopyEngine::~CopyEngine()
 {
 	std::vector<std::thread> threads;
 	{
-		std::lock_guard lock(mutex_);
+		std::lock_guard lock(sleep_mutex_);
 		shutting_down_ = true;
+		stop_.store(true);
 		threads.swap(threads_);
 	}
 	wake_.notify_all();
@@ -55,7 +56,7 @@ CopyEngine::~CopyEngine()
 
 void CopyEngine::acquire()
 {
-	std::lock_guard lock(mutex_);
+	std::lock_guard lock(sleep_mutex_);
 	++users_;
 	if (threads_.empty()) {
 		threads_.reserve(threads_wanted_);
@@ -67,36 +68,50 @@ void CopyEngine::acquire()
 void CopyEngine::release()
 {
 	// Threads stay up once started: restarting contexts must not pay thread creation again.
-	std::lock_guard lock(mutex_);
+	std::lock_guard lock(sleep_mutex_);
 	if (users_ > 0)
 		--users_;
 }
 
-void CopyEngine::submit(EngineJob *job) noexcept
+void CopyEngine::lock_queue() noexcept
 {
-	bool wake = false;
-	{
-		std::lock_guard lock(mutex_);
-		job->next = nullptr;
-		*tail_ = job;
-		tail_ = &job->next;
-		queued_.fetch_add(1, std::memory_order_release);
-		wake = sleeping_ > 0;
+	for (;;) {
+		if (!queue_locked_.exchange(true, std::memory_order_acquire))
+			return;
+		while (queue_locked_.load(std::memory_order_relaxed))
+			cpu_relax();
 	}
-	if (wake)
-		wake_.notify_one();
 }
 
-EngineJob *CopyEngine::pop_locked() noexcept
+void CopyEngine::submit(EngineJob *job) noexcept
 {
+	job->next = nullptr;
+	lock_queue();
+	*tail_ = job;
+	tail_ = &job->next;
+	unlock_queue();
+	queued_.fetch_add(1, std::memory_order_seq_cst);
+	if (sleeping_.load(std::memory_order_seq_cst) != 0) {
+		std::lock_guard lock(sleep_mutex_); // orders the notify after the sleeper's predicate check
+		wake_.notify_one();
+	}
+}
+
+EngineJob *CopyEngine::try_pop() noexcept
+{
+	if (queued_.load(std::memory_order_acquire) == 0)
+		return nullptr;
+	lock_queue();
 	EngineJob *job = head_;
 	if (job != nullptr) {
 		head_ = job->next;
 		if (head_ == nullptr)
 			tail_ = &head_;
 		job->next = nullptr;
-		queued_.fetch_sub(1, std::memory_order_relaxed);
 	}
+	unlock_queue();
+	if (job != nullptr)
+		queued_.fetch_sub(1, std::memory_order_relaxed);
 	return job;
 }
 
@@ -105,27 +120,24 @@ void CopyEngine::worker_loop()
 	// An idle worker polls for a short while before it sleeps: a stream of jobs then costs no
 	// wake-up system call per job, and an idle engine costs no CPU.
 	constexpr auto kSpinBeforeSleep = std::chrono::microseconds(200);
-	std::unique_lock lock(mutex_);
 	for (;;) {
-		EngineJob *job = pop_locked();
-		if (job != nullptr) {
-			lock.unlock();
+		if (EngineJob *job = try_pop()) {
 			job->run(job);
-			lock.lock();
 			continue;
 		}
-		if (shutting_down_)
+		if (stop_.load(std::memory_order_relaxed))
 			return;
-		lock.unlock();
 		const auto spin_until = std::chrono::steady_clock::now() + kSpinBeforeSleep;
 		while (queued_.load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < spin_until)
 			cpu_relax();
-		lock.lock();
-		if (head_ != nullptr || shutting_down_)
+		if (queued_.load(std::memory_order_acquire) != 0)
 			continue;
-		++sleeping_;
-		wake_.wait(lock, [this] { return head_ != nullptr || shutting_down_; });
-		--sleeping_;
+		std::unique_lock lock(sleep_mutex_);
+		sleeping_.fetch_add(1, std::memory_order_seq_cst);
+		wake_.wait(lock, [this] { return queued_.load(std::memory_order_seq_cst) != 0 || shutting_down_; });
+		sleeping_.fetch_sub(1, std::memory_order_relaxed);
+		if (shutting_down_ && queued_.load() == 0)
+			return;
 	}
 }
 

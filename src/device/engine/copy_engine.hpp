@@ -40,17 +40,25 @@ private:
 	CopyEngine();
 	~CopyEngine();
 	void worker_loop();
-	EngineJob *pop_locked() noexcept;
+	EngineJob *try_pop() noexcept;
+	void lock_queue() noexcept;
+	void unlock_queue() noexcept { queue_locked_.store(false, std::memory_order_release); }
 
-	std::mutex mutex_;
-	std::condition_variable wake_;
+	// The job queue is guarded by a spin lock: its critical sections are a few stores, and a
+	// blocking mutex would put the submitting thread or a worker to sleep under contention.
+	std::atomic<bool> queue_locked_{false};
 	EngineJob *head_ = nullptr;
 	EngineJob **tail_ = &head_;
-	// Jobs queued; lets an idle worker spin without the lock before it goes to sleep.
+	// Jobs queued, and workers asleep: each side publishes its own, then reads the other's
+	// (sequentially consistent), so a job is never left queued with every worker asleep.
 	std::atomic<size_t> queued_{0};
-	size_t sleeping_ = 0;
-	size_t users_ = 0;
-	bool shutting_down_ = false;
+	std::atomic<size_t> sleeping_{0};
+
+	std::mutex sleep_mutex_; // only for idle workers going to sleep and waking them
+	std::condition_variable wake_;
+	bool shutting_down_ = false; // guarded by sleep_mutex_
+	std::atomic<bool> stop_{false};
+	size_t users_ = 0;           // guarded by sleep_mutex_
 	size_t threads_wanted_;
 	std::vector<std::thread> threads_;
 };
