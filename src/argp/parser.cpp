@@ -1,5 +1,7 @@
 #include "argp/parser.hpp"
 
+#include "common/json_depth.hpp"
+
 #include <doca_log.h>
 #include <doca_version.h>
 
@@ -60,34 +62,6 @@ std::optional<bool> parse_bool(std::string_view text)
 bool is_log_level(int level)
 {
 	return level >= DOCA_LOG_LEVEL_DISABLE && level <= DOCA_LOG_LEVEL_TRACE;
-}
-
-// Bracket depth outside strings; nlohmann's recursive destructor and dump() must never see an
-// unbounded depth, so deep documents are refused before parsing.
-int json_depth(std::string_view text)
-{
-	int depth = 0;
-	int deepest = 0;
-	bool in_string = false;
-	bool escaped = false;
-	for (char c : text) {
-		if (in_string) {
-			if (escaped)
-				escaped = false;
-			else if (c == '\\')
-				escaped = true;
-			else if (c == '"')
-				in_string = false;
-			continue;
-		}
-		if (c == '"')
-			in_string = true;
-		else if (c == '[' || c == '{')
-			deepest = std::max(deepest, ++depth);
-		else if (c == ']' || c == '}')
-			--depth;
-	}
-	return deepest;
 }
 
 const char *json_type_name(const json &value)
@@ -348,7 +322,7 @@ std::optional<Failure> Parser::parse_command_line(const std::vector<std::string>
 
 std::optional<Failure> Parser::parse_json_text(std::string_view text, Assignments &out)
 {
-	if (json_depth(text) > kMaxJsonDepth)
+	if (softdpu::json::nesting_depth(text) > kMaxJsonDepth)
 		return failure(DOCA_ERROR_IO_FAILED,
 			       "JSON file nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
 	json document = json::parse(text.begin(), text.end(), nullptr, false);

@@ -95,6 +95,6 @@ private:
 };
 
 // Deepest bracket nesting accepted in a JSON file; deeper documents are rejected before parsing.
-inline constexpr int kMaxJsonDepth = 64;
+inline constexpr size_t kMaxJsonDepth = 64;
 
 } // namespace softdpu::argp

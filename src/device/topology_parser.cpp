@@ -2,6 +2,8 @@
 // reports the first problem as "<source>: <json path>: <reason>"; nothing half-built escapes.
 #include "device/topology.hpp"
 
+#include "common/json_depth.hpp"
+
 #include <arpa/inet.h>
 
 #include <nlohmann/json.hpp>
@@ -61,28 +63,8 @@ const char *type_name(const json &value)
 // Rejects pathological nesting up front so neither the JSON library nor we recurse deeply.
 void check_nesting(std::string_view text)
 {
-	size_t depth = 0;
-	bool in_string = false;
-	bool escaped = false;
-	for (char c : text) {
-		if (in_string) {
-			if (escaped)
-				escaped = false;
-			else if (c == '\\')
-				escaped = true;
-			else if (c == '"')
-				in_string = false;
-			continue;
-		}
-		if (c == '"') {
-			in_string = true;
-		} else if (c == '{' || c == '[') {
-			if (++depth > kMaxNesting)
-				fail("$", "document nested deeper than " + std::to_string(kMaxNesting) + " levels");
-		} else if ((c == '}' || c == ']') && depth > 0) {
-			--depth;
-		}
-	}
+	if (softdpu::json::nesting_depth(text) > kMaxNesting)
+		fail("$", "document nested deeper than " + std::to_string(kMaxNesting) + " levels");
 }
 
 // Reads the members of one JSON object, rejecting unknown keys.
