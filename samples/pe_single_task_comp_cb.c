@@ -36,46 +36,13 @@ static void memcpy_finished(struct doca_dma_task_memcpy *dma_task, union doca_da
 	doca_task_free(task);
 }
 
+/* Same flow as pe_polling; what differs is the one callback registered for both outcomes. */
 static doca_error_t run(struct sample_task_counts *counts, struct doca_dma *dma)
 {
-	doca_error_t result;
-
-	result = sample_start_and_submit(counts->base, dma, 0, NUM_TASKS);
-	if (result != DOCA_SUCCESS)
-		return result;
-	/* The polling loop: progress until every callback has run. */
-	result = sample_progress_until_counted(counts->base->pe, counts, NUM_TASKS);
-	if (result != DOCA_SUCCESS)
-		return result;
-	result = sample_counts_check_all_succeeded(counts, NUM_TASKS);
-	if (result == DOCA_SUCCESS)
-		DOCA_LOG_INFO("All %d tasks completed and their copies were checked", NUM_TASKS);
-	return result;
+	return sample_submit_all_and_poll(counts, dma, NUM_TASKS);
 }
 
 int main(void)
 {
-	struct sample_pe_base base;
-	struct sample_task_counts counts = {.base = &base, .first_error = DOCA_SUCCESS};
-	struct doca_dma *dma;
-	doca_error_t result;
-
-	if (sample_log_init() != DOCA_SUCCESS)
-		return EXIT_FAILURE;
-	result = sample_pe_base_init(&base, NUM_TASKS, SAMPLE_DEFAULT_BUFFER_SIZE);
-	if (result != DOCA_SUCCESS)
-		return EXIT_FAILURE;
-	result = sample_dma_create(&base, memcpy_finished, memcpy_finished, NUM_TASKS,
-				   (union doca_data){.ptr = &counts}, NULL, &dma);
-	if (result == DOCA_SUCCESS) {
-		result = run(&counts, dma);
-		sample_record_error(&result, sample_dma_destroy(&base, dma));
-	}
-	sample_record_error(&result, sample_pe_base_cleanup(&base));
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Sample failed: %s", doca_error_get_descr(result));
-		return EXIT_FAILURE;
-	}
-	DOCA_LOG_INFO("Sample finished successfully");
-	return EXIT_SUCCESS;
+	return sample_main_one_dma(NUM_TASKS, SAMPLE_DEFAULT_BUFFER_SIZE, memcpy_finished, memcpy_finished, run);
 }

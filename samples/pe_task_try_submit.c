@@ -91,27 +91,6 @@ static doca_error_t run(struct sample_task_counts *counts, struct doca_dma *dma)
 
 int main(void)
 {
-	struct sample_pe_base base;
-	struct sample_task_counts counts = {.base = &base, .first_error = DOCA_SUCCESS};
-	struct doca_dma *dma;
-	doca_error_t result;
-
-	if (sample_log_init() != DOCA_SUCCESS)
-		return EXIT_FAILURE;
-	result = sample_pe_base_init(&base, NUM_TASKS, SAMPLE_DEFAULT_BUFFER_SIZE);
-	if (result != DOCA_SUCCESS)
-		return EXIT_FAILURE;
-	result = sample_dma_create(&base, sample_memcpy_check_cb, sample_memcpy_error_cb, NUM_TASKS,
-				   (union doca_data){.ptr = &counts}, NULL, &dma);
-	if (result == DOCA_SUCCESS) {
-		result = run(&counts, dma);
-		sample_record_error(&result, sample_dma_destroy(&base, dma));
-	}
-	sample_record_error(&result, sample_pe_base_cleanup(&base));
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Sample failed: %s", doca_error_get_descr(result));
-		return EXIT_FAILURE;
-	}
-	DOCA_LOG_INFO("Sample finished successfully");
-	return EXIT_SUCCESS;
+	return sample_main_one_dma(NUM_TASKS, SAMPLE_DEFAULT_BUFFER_SIZE, sample_memcpy_check_cb,
+				   sample_memcpy_error_cb, run);
 }

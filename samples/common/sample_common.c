@@ -474,3 +474,48 @@ doca_error_t sample_counts_check_all_succeeded(const struct sample_task_counts *
 	}
 	return DOCA_SUCCESS;
 }
+
+doca_error_t sample_submit_all_and_poll(struct sample_task_counts *counts, struct doca_dma *dma, uint32_t num_tasks)
+{
+	doca_error_t result;
+
+	result = sample_start_and_submit(counts->base, dma, 0, num_tasks);
+	if (result != DOCA_SUCCESS)
+		return result;
+	/* The polling loop: progress until every callback has run. */
+	result = sample_progress_until_counted(counts->base->pe, counts, num_tasks);
+	if (result != DOCA_SUCCESS)
+		return result;
+	result = sample_counts_check_all_succeeded(counts, num_tasks);
+	if (result == DOCA_SUCCESS)
+		DOCA_LOG_INFO("All %u tasks completed and their copies were checked", num_tasks);
+	return result;
+}
+
+int sample_main_one_dma(uint32_t num_tasks, size_t buffer_size, doca_dma_task_memcpy_completion_cb_t success_cb,
+			doca_dma_task_memcpy_completion_cb_t error_cb, sample_scenario_fn scenario)
+{
+	struct sample_pe_base base;
+	struct sample_task_counts counts = {.base = &base, .first_error = DOCA_SUCCESS};
+	struct doca_dma *dma;
+	doca_error_t result;
+
+	if (sample_log_init() != DOCA_SUCCESS)
+		return EXIT_FAILURE;
+	result = sample_pe_base_init(&base, num_tasks, buffer_size);
+	if (result != DOCA_SUCCESS)
+		return EXIT_FAILURE;
+	result =
+	    sample_dma_create(&base, success_cb, error_cb, num_tasks, (union doca_data){.ptr = &counts}, NULL, &dma);
+	if (result == DOCA_SUCCESS) {
+		result = scenario(&counts, dma);
+		sample_record_error(&result, sample_dma_destroy(&base, dma));
+	}
+	sample_record_error(&result, sample_pe_base_cleanup(&base));
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Sample failed: %s", doca_error_get_descr(result));
+		return EXIT_FAILURE;
+	}
+	DOCA_LOG_INFO("Sample finished successfully");
+	return EXIT_SUCCESS;
+}

@@ -141,6 +141,19 @@ doca_error_t sample_progress_until_counted(struct doca_pe *pe, struct sample_tas
 /* DOCA_SUCCESS when all num_tasks succeeded with correct copies; logs and fails otherwise. */
 doca_error_t sample_counts_check_all_succeeded(const struct sample_task_counts *counts, uint32_t num_tasks);
 
+/* Starts dma, submits num_tasks copies over pairs 0..num_tasks-1, busy-polls until every callback
+ * has run, and checks that all succeeded with correct copies. */
+doca_error_t sample_submit_all_and_poll(struct sample_task_counts *counts, struct doca_dma *dma, uint32_t num_tasks);
+
+/* A scenario run on one DMA context whose task user data is `counts`. */
+typedef doca_error_t (*sample_scenario_fn)(struct sample_task_counts *counts, struct doca_dma *dma);
+
+/* The main() of a one-context sample: logging, set-up of num_tasks buffer pairs, one DMA context
+ * with the given callbacks (context user data: the task counts), the scenario, clean-up, and the
+ * final verdict. Returns the process exit status. */
+int sample_main_one_dma(uint32_t num_tasks, size_t buffer_size, doca_dma_task_memcpy_completion_cb_t success_cb,
+			doca_dma_task_memcpy_completion_cb_t error_cb, sample_scenario_fn scenario);
+
 /* Keeps the first failure: a callback cannot return an error, so it records it for main. */
 static inline void sample_record_error(doca_error_t *first_error, doca_error_t result)
 {
