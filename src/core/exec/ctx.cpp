@@ -1,5 +1,7 @@
 #include "core/exec/ctx.hpp"
 
+#include <thread>
+
 #include "common/sdk_log.hpp"
 #include "core/exec/pe.hpp"
 #include "core/exec/task_pool.hpp"
@@ -9,6 +11,8 @@ using softdpu::device::CopyEngine;
 
 doca_ctx::~doca_ctx()
 {
+	while (engine_refs_.load(std::memory_order_acquire) != 0)
+		std::this_thread::yield();
 	if (engine_acquired_)
 		CopyEngine::instance().release();
 	if (pe_ != nullptr)
@@ -148,13 +152,17 @@ doca_error_t doca_ctx::try_submit(doca_task *task) noexcept
 
 void doca_ctx::hand_to_engine(doca_task *task) noexcept
 {
+	engine_refs_.fetch_add(1, std::memory_order_relaxed);
 	CopyEngine::instance().submit(&task->engine_job);
 }
 
 void doca_ctx::complete_from_engine(doca_task *task) noexcept
 {
+	doca_pe *pe = pe_;
 	from_engine_.push(task);
-	pe_->signal_if_armed();
+	pe->signal_if_armed();
+	// Last touch of this context by the engine thread.
+	engine_refs_.fetch_sub(1, std::memory_order_release);
 }
 
 void doca_ctx::deliver(doca_task *task) noexcept

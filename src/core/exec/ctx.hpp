@@ -101,6 +101,10 @@ private:
 	size_t tasks_in_use_ = 0;
 	bool engine_acquired_ = false;
 	std::atomic<bool> stopping_{false};
+	// Engine jobs that may still touch this context: a job publishes its completion and then
+	// signals the PE, and in between the application may already have consumed the completion.
+	// The destructor waits for this to drain so neither the context nor its PE goes away first.
+	std::atomic<uint32_t> engine_refs_{0};
 	softdpu::exec::TaskQueue not_ready_;
 	softdpu::exec::TaskQueue done_;
 	softdpu::exec::CompletionStack from_engine_;
