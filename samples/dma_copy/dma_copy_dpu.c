@@ -209,7 +209,8 @@ static void chunk_completed(struct doca_dma_task_memcpy *task, union doca_data t
 				     (unsigned long long)slot->chunk_len);
 			status = DOCA_ERROR_UNEXPECTED;
 		}
-	} else {
+	} else if (dpu->first_error == DOCA_SUCCESS) {
+		/* Only the first: after it the context flushes every other task with an error too. */
 		DOCA_LOG_ERR("A DMA task failed: %s", doca_error_get_descr(status));
 	}
 	sample_record_error(&dpu->first_error, status);
