@@ -91,7 +91,7 @@ void dma_copy_region_release(struct dma_copy_region *region);
 /* Monotonic clock, nanoseconds. */
 uint64_t dma_copy_now_ns(void);
 
-/* Logs "<what>: <bytes> bytes in <time>, <MiB/s>". */
-void dma_copy_log_throughput(const char *what, uint64_t bytes, uint64_t elapsed_ns);
+/* Writes "<bytes> bytes in <ms> ms, <MiB/s> MiB/s" (no rate for 0 bytes or no time) into text. */
+void dma_copy_format_throughput(char *text, size_t size, uint64_t bytes, uint64_t elapsed_ns);
 
 #endif /* DMA_COPY_H_ */

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -155,15 +156,14 @@ uint64_t dma_copy_now_ns(void)
 	return (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
 }
 
-void dma_copy_log_throughput(const char *what, uint64_t bytes, uint64_t elapsed_ns)
+void dma_copy_format_throughput(char *text, size_t size, uint64_t bytes, uint64_t elapsed_ns)
 {
 	const double seconds = (double)elapsed_ns / 1e9;
 	const double mib = (double)bytes / (1024.0 * 1024.0);
 
-	if (bytes == 0 || elapsed_ns == 0) {
-		DOCA_LOG_INFO("%s: %llu bytes in %.3f ms", what, (unsigned long long)bytes, seconds * 1e3);
-		return;
-	}
-	DOCA_LOG_INFO("%s: %llu bytes in %.3f ms, %.1f MiB/s", what, (unsigned long long)bytes, seconds * 1e3,
-		      mib / seconds);
+	if (bytes == 0 || elapsed_ns == 0)
+		snprintf(text, size, "%llu bytes in %.3f ms", (unsigned long long)bytes, seconds * 1e3);
+	else
+		snprintf(text, size, "%llu bytes in %.3f ms, %.1f MiB/s", (unsigned long long)bytes, seconds * 1e3,
+			 mib / seconds);
 }

@@ -389,9 +389,11 @@ static doca_error_t transfer(struct dpu_side *dpu)
 			status = copy_chunks(dpu, &elapsed_ns);
 	}
 	if (status == DOCA_SUCCESS) {
-		dma_copy_log_throughput(to_host ? "DMA dpu-to-host (DPU writes host memory)" :
-						  "DMA host-to-dpu (DPU reads host memory)",
-					dpu->file_size, elapsed_ns);
+		char throughput[96];
+
+		dma_copy_format_throughput(throughput, sizeof(throughput), dpu->file_size, elapsed_ns);
+		DOCA_LOG_INFO("DMA %s (the DPU %s host memory): %s", dma_copy_direction_name(dpu->config->direction),
+			      to_host ? "writes" : "reads", throughput);
 		DOCA_LOG_INFO("%llu chunks of up to %llu bytes, up to %u in flight", (unsigned long long)dpu->num_chunks,
 			      (unsigned long long)dpu->chunk_size, dpu->config->inflight);
 		/* Receiving: checksum what the DMA actually brought into our memory. */

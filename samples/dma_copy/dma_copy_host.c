@@ -175,9 +175,11 @@ static doca_error_t finish(struct host_side *host)
 			verdict = DOCA_ERROR_UNEXPECTED;
 	}
 	if (verdict == DOCA_SUCCESS || msg.u.done.status == DOCA_SUCCESS) {
-		dma_copy_log_throughput(sending ? "DMA host-to-dpu (DPU reads host memory)" :
-						  "DMA dpu-to-host (DPU writes host memory)",
-					msg.u.done.bytes, msg.u.done.elapsed_ns);
+		char throughput[96];
+
+		dma_copy_format_throughput(throughput, sizeof(throughput), msg.u.done.bytes, msg.u.done.elapsed_ns);
+		DOCA_LOG_INFO("DMA %s, as the DPU measured it: %s", dma_copy_direction_name(host->config->direction),
+			      throughput);
 		DOCA_LOG_INFO("Checksum verdict: %s (crc32c host 0x%08x, DPU 0x%08x, expected 0x%08x, %llu bytes)",
 			      verdict == DOCA_SUCCESS ? "MATCH" : "MISMATCH", host_crc, msg.u.done.crc32c,
 			      host->expected_crc, (unsigned long long)host->file_size);
