@@ -121,6 +121,16 @@ doca_error_t doca_dma::check_memcpy(const doca_dma_task_memcpy &task, uint64_t *
 		if (!mmap->has_device(dev_))
 			REJECT(DOCA_ERROR_NOT_PERMITTED, "memcpy task %p: source memory is not mapped for device %s",
 			       (const void *)&task, dev_->function().name.c_str());
+		if (const softdpu::mem::RemoteMemory *remote = mmap->remote(); remote != nullptr) {
+			if (!remote->dma_capable())
+				REJECT(DOCA_ERROR_NOT_PERMITTED,
+				       "memcpy task %p: source memory was imported from an RDMA export (DMA needs a "
+				       "PCI export)",
+				       (const void *)&task);
+			if ((remote->access() & (DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE)) == 0)
+				REJECT(DOCA_ERROR_NOT_PERMITTED, "memcpy task %p: source export grants no PCI read",
+				       (const void *)&task);
+		}
 		total += buf->data_len();
 	}
 	if (total == 0)
@@ -135,9 +145,21 @@ doca_error_t doca_dma::check_memcpy(const doca_dma_task_memcpy &task, uint64_t *
 		if (!mmap->has_device(dev_))
 			REJECT(DOCA_ERROR_NOT_PERMITTED, "memcpy task %p: destination memory is not mapped for device %s",
 			       (const void *)&task, dev_->function().name.c_str());
-		if ((mmap->permissions() & DOCA_ACCESS_FLAG_LOCAL_READ_WRITE) == 0)
+		if (const softdpu::mem::RemoteMemory *remote = mmap->remote(); remote != nullptr) {
+			if (!remote->dma_capable())
+				REJECT(DOCA_ERROR_NOT_PERMITTED,
+				       "memcpy task %p: destination memory was imported from an RDMA export (DMA "
+				       "needs a PCI export)",
+				       (const void *)&task);
+			if ((remote->access() & DOCA_ACCESS_FLAG_PCI_READ_WRITE) == 0)
+				REJECT(DOCA_ERROR_NOT_PERMITTED,
+				       "memcpy task %p: destination memory was exported read-only "
+				       "(DOCA_ACCESS_FLAG_PCI_READ_ONLY)",
+				       (const void *)&task);
+		} else if ((mmap->permissions() & DOCA_ACCESS_FLAG_LOCAL_READ_WRITE) == 0) {
 			REJECT(DOCA_ERROR_NOT_PERMITTED, "memcpy task %p: destination memory map is read-only",
 			       (const void *)&task);
+		}
 		room += buf->tailroom();
 	}
 	if (room < total)

@@ -1,7 +1,11 @@
 // doca_mmap.h: the memory map.
 #include "core/mem/mmap.hpp"
 
+#include "common/sdk_log.hpp"
+#include "core/dev/dev.hpp"
 #include "core/mem/dev_link.hpp"
+#include "core/xproc/blob.hpp"
+#include "core/xproc/registry.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -36,6 +40,50 @@ bool is_dmabuf_fd(int fd) noexcept
 bool range_overflows(const void *addr, size_t len) noexcept
 {
 	return reinterpret_cast<uintptr_t>(addr) > UINTPTR_MAX - len;
+}
+
+using softdpu::xproc::ExportKind;
+static_assert(sizeof(softdpu::mem::MmapExport::blob) == softdpu::xproc::kBlobSize);
+
+// The memory of an mmap created from another process's export (process_vm_readv/writev through
+// the exporter's registry entry; see core/xproc/registry.hpp).
+class ImportedMemory final : public softdpu::mem::RemoteMemory {
+public:
+	explicit ImportedMemory(std::unique_ptr<softdpu::xproc::Import> import) noexcept : import_(std::move(import))
+	{
+	}
+	doca_error_t read(uint64_t remote_addr, void *dst, size_t len) noexcept override
+	{
+		struct iovec local = {dst, len};
+		struct iovec remote = {reinterpret_cast<void *>(remote_addr), len};
+		return import_->transfer(false, &local, 1, &remote, 1);
+	}
+	doca_error_t write(uint64_t remote_addr, const void *src, size_t len) noexcept override
+	{
+		struct iovec local = {const_cast<void *>(src), len};
+		struct iovec remote = {reinterpret_cast<void *>(remote_addr), len};
+		return import_->transfer(true, &local, 1, &remote, 1);
+	}
+	doca_error_t transfer(bool write, const struct iovec *local, size_t local_count, const struct iovec *remote,
+			      size_t remote_count) noexcept override
+	{
+		return import_->transfer(write, local, local_count, remote, remote_count);
+	}
+	bool dma_capable() const noexcept override { return import_->blob().kind == ExportKind::pci; }
+	uint32_t access() const noexcept override { return import_->blob().access; }
+
+private:
+	std::unique_ptr<softdpu::xproc::Import> import_;
+};
+
+void describe_device(const doca_dev *dev, softdpu::xproc::ExportBlob *blob) noexcept
+{
+	const auto &fn = dev->function();
+	blob->dev_side = fn.side == softdpu::device::Side::host ? 0 : 1;
+	blob->dev_type = static_cast<uint8_t>(fn.type);
+	blob->dev_pci = static_cast<uint32_t>(fn.pci.domain) << 16 | static_cast<uint32_t>(fn.pci.bus) << 8 |
+			static_cast<uint32_t>(fn.pci.device) << 3 | fn.pci.function;
+	std::snprintf(blob->dev_name.data(), blob->dev_name.size(), "%s", fn.name.c_str());
 }
 
 } // namespace
@@ -130,16 +178,69 @@ doca_error_t doca_mmap::start() noexcept
 
 doca_error_t doca_mmap::stop() noexcept
 {
-	if (!is_configurable_kind() || in_use())
+	if (origin_ != Origin::local || in_use())
 		return DOCA_ERROR_NOT_PERMITTED;
 	if (!started_)
 		return DOCA_ERROR_BAD_STATE;
+	revoke_exports();
 	started_ = false;
+	return DOCA_SUCCESS;
+}
+
+void doca_mmap::revoke_exports() noexcept
+{
+	if (exports_.empty())
+		return;
+	doca_error_t error = DOCA_SUCCESS;
+	softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&error);
+	for (auto &record : exports_) {
+		if (registry != nullptr)
+			registry->revoke(record->entry);
+	}
+	exports_.clear();
+	exported_ = false;
+}
+
+doca_error_t doca_mmap::export_to(const doca_dev *dev, uint16_t kind, const void **desc, size_t *len) noexcept
+{
+	for (const auto &record : exports_) {
+		if (record->dev == dev && record->kind == kind) {
+			*desc = record->blob.data();
+			*len = record->blob.size();
+			return DOCA_SUCCESS;
+		}
+	}
+	std::unique_ptr<softdpu::mem::MmapExport> record(new (std::nothrow) softdpu::mem::MmapExport());
+	if (!record)
+		return DOCA_ERROR_NO_MEMORY;
+	try {
+		exports_.reserve(exports_.size() + 1);
+	} catch (const std::bad_alloc &) {
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	doca_error_t result = DOCA_SUCCESS;
+	softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&result);
+	if (registry == nullptr)
+		return result;
+	softdpu::xproc::ExportBlob blob;
+	describe_device(dev, &blob);
+	result = registry->publish(static_cast<ExportKind>(kind), reinterpret_cast<uint64_t>(range_start_), range_len_,
+				   permissions_, &blob, &record->entry);
+	if (result != DOCA_SUCCESS)
+		return result;
+	softdpu::xproc::encode(blob, record->blob);
+	record->dev = dev;
+	record->kind = kind;
+	*desc = record->blob.data();
+	*len = record->blob.size();
+	exports_.push_back(std::move(record));
+	exported_ = true;
 	return DOCA_SUCCESS;
 }
 
 void doca_mmap::tear_down() noexcept
 {
+	revoke_exports();
 	for (doca_dev *dev : devices_)
 		softdpu::mem::release_device(dev);
 	devices_.clear();
@@ -311,47 +412,139 @@ doca_error_t doca_mmap_get_from_export(const struct doca_mmap *mmap, uint8_t *fr
 	return DOCA_SUCCESS;
 }
 
-// Shared checks of the two exports; the export itself arrives with the host<->DPU issue.
-static doca_error_t check_export(const struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
-				 size_t *export_desc_len, uint32_t needed_access)
+// Shared checks of the two exports (DOCA's order: arguments, device, mmap state, capability).
+static doca_error_t do_export(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
+			      size_t *export_desc_len, ExportKind kind)
 {
 	if (mmap == nullptr || dev == nullptr || export_desc == nullptr || export_desc_len == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (!mmap->has_device(dev))
+	const char *what = kind == ExportKind::pci ? "export_pci" : "export_rdma";
+	if (!mmap->has_device(dev)) {
+		SDK_LOG_ERR("doca_mmap_%s: device %s was not added to the mmap", what, dev->function().name.c_str());
 		return DOCA_ERROR_NOT_FOUND;
-	if (!mmap->started_ || mmap->origin_ != doca_mmap::Origin::local || (mmap->permissions_ & needed_access) == 0)
+	}
+	const uint32_t needed = kind == ExportKind::pci
+					? DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE
+					: DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC;
+	if (mmap->origin_ != doca_mmap::Origin::local) {
+		SDK_LOG_ERR("doca_mmap_%s: an mmap created from an export cannot be exported", what);
 		return DOCA_ERROR_NOT_PERMITTED;
-	return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	if (!mmap->started_) {
+		SDK_LOG_ERR("doca_mmap_%s: the mmap is not started", what);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if ((mmap->permissions_ & needed) == 0) {
+		SDK_LOG_ERR("doca_mmap_%s: the mmap has no %s access permission", what,
+			    kind == ExportKind::pci ? "PCI" : "RDMA");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	const auto &caps = dev->caps();
+	if (kind == ExportKind::pci ? !caps.mmap_export_pci : !caps.mmap_export_rdma) {
+		SDK_LOG_ERR("doca_mmap_%s: device %s has no export capability", what, dev->function().name.c_str());
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	return mmap->export_to(dev, static_cast<uint16_t>(kind), export_desc, export_desc_len);
 }
 
 doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
 				  size_t *export_desc_len)
 {
-	return check_export(mmap, dev, export_desc, export_desc_len,
-			    DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE);
+	return do_export(mmap, dev, export_desc, export_desc_len, ExportKind::pci);
 }
 
 doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
 				   size_t *export_desc_len)
 {
-	return check_export(mmap, dev, export_desc, export_desc_len,
-			    DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC);
+	return do_export(mmap, dev, export_desc, export_desc_len, ExportKind::rdma);
+}
+
+// Host <-> DPU matching (Core guide, "Local Device and Representor Matching"): memory a host
+// function exports over PCI is imported on the DPU through the DPU PF that manages that
+// function's representor. RDMA exports may be imported through any device.
+static doca_error_t check_import_device(const softdpu::xproc::ExportBlob &blob, const doca_dev *dev)
+{
+	const auto &topology = dev->devinfo().table().topology();
+	const softdpu::device::Function *exporter = topology.find_function(blob.dev_name.data());
+	const auto side = blob.dev_side == 0 ? softdpu::device::Side::host : softdpu::device::Side::dpu;
+	if (exporter == nullptr || exporter->side != side || static_cast<uint8_t>(exporter->type) != blob.dev_type) {
+		SDK_LOG_ERR("doca_mmap_create_from_export: the exporting device %s is not part of this topology "
+			    "(both processes must use the same SOFTDPU_TOPOLOGY)",
+			    blob.dev_name.data());
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (blob.kind != ExportKind::pci)
+		return DOCA_SUCCESS;
+	if (exporter->side != softdpu::device::Side::host) {
+		SDK_LOG_ERR("doca_mmap_create_from_export: PCI export of DPU device %s: only the host can reach DPU "
+			    "memory over PCI, and DOCA 2.5 host devices cannot import PCI exports",
+			    exporter->name.c_str());
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	const softdpu::device::Function *manager = topology.dpu_manager_of(*exporter);
+	if (manager != &dev->function()) {
+		SDK_LOG_ERR("doca_mmap_create_from_export: memory exported from host %s must be imported through "
+			    "DPU device %s, not %s",
+			    exporter->name.c_str(), manager != nullptr ? manager->name.c_str() : "(none)",
+			    dev->function().name.c_str());
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, const void *export_desc,
 					  size_t export_desc_len, struct doca_dev *dev, struct doca_mmap **mmap)
 {
-	(void)user_data;
 	if (export_desc == nullptr || export_desc_len == 0 || dev == nullptr || mmap == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return DOCA_ERROR_NOT_SUPPORTED;
+	softdpu::xproc::ExportBlob blob;
+	const char *why = nullptr;
+	if (softdpu::xproc::decode(export_desc, export_desc_len, &blob, &why) != DOCA_SUCCESS) {
+		SDK_LOG_ERR("doca_mmap_create_from_export: %s", why);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (blob.kind == ExportKind::sync_event) {
+		SDK_LOG_ERR("doca_mmap_create_from_export: the descriptor is a sync event export, not an mmap export");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (blob.kind == ExportKind::pci && !dev->caps().mmap_create_from_export_pci) {
+		SDK_LOG_ERR("doca_mmap_create_from_export: device %s cannot import PCI exports",
+			    dev->function().name.c_str());
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	doca_error_t result = check_import_device(blob, dev);
+	if (result != DOCA_SUCCESS)
+		return result;
+	std::unique_ptr<softdpu::xproc::Import> import;
+	result = softdpu::xproc::Import::open(blob, &import);
+	if (result != DOCA_SUCCESS)
+		return result;
+	try {
+		auto created = std::make_unique<doca_mmap>();
+		created->remote_ = std::make_unique<ImportedMemory>(std::move(import));
+		created->devices_.push_back(dev);
+		created->origin_ = doca_mmap::Origin::imported;
+		created->range_start_ = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(blob.base));
+		created->range_len_ = blob.length;
+		created->memrange_set_ = true;
+		created->permissions_ = blob.access;
+		created->max_num_devices_ = 1;
+		created->started_ = true;
+		if (user_data != nullptr)
+			created->user_data_ = *user_data;
+		softdpu::mem::hold_device(dev);
+		*mmap = created.release();
+	} catch (const std::bad_alloc &) {
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_mmap_cap_is_export_pci_supported(const struct doca_devinfo *devinfo, uint8_t *mmap_export)
 {
 	if (devinfo == nullptr || mmap_export == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	*mmap_export = 0; // export is not implemented yet, so the capability is honest at 0
+	*mmap_export = devinfo->caps().mmap_export_pci ? 1 : 0;
 	return DOCA_SUCCESS;
 }
 
@@ -360,7 +553,7 @@ doca_error_t doca_mmap_cap_is_create_from_export_pci_supported(const struct doca
 {
 	if (devinfo == nullptr || from_export == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	*from_export = 0;
+	*from_export = devinfo->caps().mmap_create_from_export_pci ? 1 : 0;
 	return DOCA_SUCCESS;
 }
 

@@ -9,7 +9,10 @@
 #include <doca_mmap.h>
 #include <doca_types.h>
 
+#include <sys/uio.h>
+
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -26,6 +29,23 @@ public:
 	virtual doca_error_t read(uint64_t remote_addr, void *dst, size_t len) noexcept = 0;
 	// Copies len bytes from local memory to the remote address.
 	virtual doca_error_t write(uint64_t remote_addr, const void *src, size_t len) noexcept = 0;
+	// Scatter/gather in one go: local[i] and remote[i] are (address, length) pairs walked in order
+	// on both sides (the totals are equal); write moves local -> remote.
+	virtual doca_error_t transfer(bool write, const struct iovec *local, size_t local_count,
+				      const struct iovec *remote, size_t remote_count) noexcept = 0;
+	// True when DMA engines may use this memory (a PCI export; RDMA exports are for RDMA).
+	virtual bool dma_capable() const noexcept = 0;
+	// The exported access rights (DOCA_ACCESS_FLAG_*).
+	virtual uint32_t access() const noexcept = 0;
+};
+
+// One export of a local mmap: the registry entry and the descriptor handed to the application
+// (owned by the mmap until it stops).
+struct MmapExport {
+	const doca_dev *dev = nullptr;
+	uint16_t kind = 0;
+	uint32_t entry = 0;
+	std::array<uint8_t, 192> blob{};
 };
 
 // Defaults where DOCA does not document them.
@@ -79,6 +99,9 @@ struct doca_mmap {
 	doca_error_t stop() noexcept;
 	// Drops the device users and, for a started mmap, calls the free callback. Call only when not in use.
 	void tear_down() noexcept;
+	// Revokes every export (waits until no importer access is in progress) and frees the descriptors.
+	void revoke_exports() noexcept;
+	doca_error_t export_to(const doca_dev *dev, uint16_t kind, const void **desc, size_t *len) noexcept;
 
 	bool started_ = false;
 	bool ever_started_ = false;
@@ -100,4 +123,6 @@ struct doca_mmap {
 	// Pools and arrays created over this mmap and not yet destroyed.
 	uint32_t num_dependents_ = 0;
 	std::unique_ptr<softdpu::mem::RemoteMemory> remote_;
+	// Exports of a local started mmap (doca_mmap_export_*), revoked at stop/destroy.
+	std::vector<std::unique_ptr<softdpu::mem::MmapExport>> exports_;
 };

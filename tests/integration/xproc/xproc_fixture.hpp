@@ -1,0 +1,70 @@
+// Fixture of the cross-process tests: this process plays one side (ScopedTopology), xproc_peer
+// the other.
+#pragma once
+
+#include "device/topology.hpp"
+#include "xproc/xproc_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace xproc_test {
+
+inline std::unique_ptr<Peer> start_peer(const char *side)
+{
+	return std::make_unique<Peer>(XPROC_PEER_PATH, std::vector<std::string>{},
+				      std::vector<std::string>{std::string("SOFTDPU_SIDE=") + side});
+}
+
+// This process as one side of the built-in topology for the test's duration.
+class SideGuard {
+public:
+	explicit SideGuard(softdpu::device::Side side)
+	    : scoped_(softdpu::device::Topology::builtin_default(side).topology)
+	{
+	}
+
+private:
+	softdpu::device::testing::ScopedTopology scoped_;
+};
+
+struct Export {
+	std::vector<uint8_t> blob;
+	uint64_t addr = 0;
+};
+
+// Asks the peer to export `bytes` filled with pattern `seed`; fails the test if it cannot.
+inline Export peer_export(Peer &peer, const char *pci, size_t bytes, uint32_t permissions, const char *kind = "pci",
+			  uint32_t seed = 1, int nth = 0)
+{
+	const std::string reply = peer.call("export " + std::string(pci) + " " + std::to_string(nth) + " " +
+					    std::to_string(bytes) + " " + std::to_string(permissions) + " " + kind +
+					    " " + std::to_string(seed));
+	const std::vector<std::string> w = words(reply);
+	Export out;
+	EXPECT_EQ(w.size(), 3u) << reply;
+	if (w.size() == 3 && w[0] == "ok") {
+		out.blob = from_hex(w[1]);
+		out.addr = std::stoull(w[2], nullptr, 16);
+	}
+	return out;
+}
+
+// A local mmap over `bytes` of this process's memory for device dev.
+struct LocalMemory {
+	LocalMemory(doca_dev *dev, size_t bytes) : data(bytes)
+	{
+		doca_mmap_create(&mmap);
+		doca_mmap_set_memrange(mmap, data.data(), data.size());
+		doca_mmap_add_dev(mmap, dev);
+		doca_mmap_start(mmap);
+	}
+	~LocalMemory() { doca_mmap_destroy(mmap); }
+	std::vector<uint8_t> data;
+	doca_mmap *mmap = nullptr;
+};
+
+} // namespace xproc_test
