@@ -1,15 +1,23 @@
 #include "sync_event/sync_event.hpp"
 
+#include <linux/futex.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstdio>
 #include <new>
 
 #include "common/sdk_log.hpp"
 #include "core/dev/dev.hpp"
 #include "core/exec/pe.hpp"
+#include "core/xproc/registry.hpp"
 
 namespace {
 
@@ -30,17 +38,40 @@ inline std::atomic_ref<uint64_t> atomic_view(uint64_t *value) noexcept
 	return std::atomic_ref<uint64_t>(*value);
 }
 
+// Spins before a waiter on a shared event sleeps in the kernel, and how long each sleep lasts before
+// the waiter checks that its peer is still there.
+constexpr int kSharedSpins = 4096;
+constexpr long kPeerCheckPeriodNs = 10'000'000; // 10 ms
+
+uint64_t now_ns() noexcept
+{
+	return static_cast<uint64_t>(
+		std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+			.count());
+}
+
 } // namespace
 
 doca_sync_event::~doca_sync_event()
 {
 	deactivate();
+	if (export_index_ != UINT32_MAX) {
+		doca_error_t error = DOCA_SUCCESS;
+		if (softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&error))
+			registry->revoke(export_index_);
+	}
+	import_.reset();
 	for (doca_dev *dev : devices_)
 		dev->remove_user();
 }
 
 doca_error_t doca_sync_event::check_configurable(const char *what) const noexcept
 {
+	if (import_) {
+		// DOCA: "The Sync Event can only be configured and exported by the exporting process."
+		SDK_LOG_ERR("failed to %s: the sync event was created from an export", what);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
 	if (is_started()) {
 		SDK_LOG_ERR("failed to %s: sync event is started", what);
 		return DOCA_ERROR_BAD_STATE;
@@ -147,13 +178,20 @@ doca_error_t doca_sync_event::set_addr(uint64_t *addr) noexcept
 		SDK_LOG_ERR("failed to set the value address: a remote-net publisher needs internal storage");
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
+	if (shared_entry_ != nullptr) {
+		SDK_LOG_ERR("failed to set the value address: the event is exported (its value is shared)");
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
 	user_addr_ = addr;
 	return DOCA_SUCCESS;
 }
 
 void doca_sync_event::activate() noexcept
 {
-	value_ = user_addr_ != nullptr ? user_addr_ : &internal_value_;
+	uint64_t *where = user_addr_ != nullptr ? user_addr_ : &internal_value_;
+	if (shared_entry_ != nullptr)
+		where = &shared_entry_->value;
+	value_.store(where, std::memory_order_release);
 	active_.store(true, std::memory_order_release);
 }
 
@@ -207,7 +245,11 @@ doca_error_t doca_sync_event::get(uint64_t *value) const noexcept
 		SDK_LOG_ERR("failed to get sync event value: event is not started");
 		return DOCA_ERROR_BAD_STATE;
 	}
-	*value = atomic_view(value_).load(std::memory_order_acquire);
+	if (import_ != nullptr && !import_->export_active()) [[unlikely]] {
+		SDK_LOG_ERR("failed to get sync event value: the exporter destroyed the event");
+		return DOCA_ERROR_NOT_CONNECTED;
+	}
+	*value = atomic_view(storage()).load(std::memory_order_acquire);
 	return DOCA_SUCCESS;
 }
 
@@ -217,8 +259,11 @@ doca_error_t doca_sync_event::update_set(uint64_t value) noexcept
 		SDK_LOG_ERR("failed to set sync event value: event is not started");
 		return DOCA_ERROR_BAD_STATE;
 	}
-	atomic_view(value_).store(value, std::memory_order_seq_cst);
+	if (!begin_change())
+		return DOCA_ERROR_NOT_CONNECTED;
+	atomic_view(storage()).store(value, std::memory_order_seq_cst);
 	value_changed();
+	end_change();
 	return DOCA_SUCCESS;
 }
 
@@ -228,8 +273,11 @@ doca_error_t doca_sync_event::update_add(uint64_t value, uint64_t *fetched) noex
 		SDK_LOG_ERR("failed to add to sync event value: event is not started");
 		return DOCA_ERROR_BAD_STATE;
 	}
-	*fetched = atomic_view(value_).fetch_add(value, std::memory_order_seq_cst);
+	if (!begin_change())
+		return DOCA_ERROR_NOT_CONNECTED;
+	*fetched = atomic_view(storage()).fetch_add(value, std::memory_order_seq_cst);
 	value_changed();
+	end_change();
 	return DOCA_SUCCESS;
 }
 
@@ -239,7 +287,9 @@ doca_error_t doca_sync_event::wait_gt(uint64_t value, uint64_t mask, bool yield)
 		SDK_LOG_ERR("failed to wait on sync event: event is not started");
 		return DOCA_ERROR_BAD_STATE;
 	}
-	const std::atomic_ref<uint64_t> current = atomic_view(value_);
+	if (shared_entry_ != nullptr)
+		return shared_wait(value, mask, yield);
+	const std::atomic_ref<uint64_t> current = atomic_view(storage());
 	while ((current.load(std::memory_order_acquire) & mask) <= value) {
 		if (yield)
 			sched_yield();
@@ -249,8 +299,92 @@ doca_error_t doca_sync_event::wait_gt(uint64_t value, uint64_t mask, bool yield)
 	return DOCA_SUCCESS;
 }
 
+bool doca_sync_event::begin_change() noexcept
+{
+	if (import_ == nullptr) [[likely]]
+		return true;
+	if (!import_->begin_access()) {
+		SDK_LOG_ERR("sync event update failed: the exporter destroyed the event");
+		return false;
+	}
+	return true;
+}
+
+void doca_sync_event::end_change() noexcept
+{
+	if (import_ != nullptr)
+		import_->end_access();
+}
+
+doca_error_t doca_sync_event::shared_state() const noexcept
+{
+	if (import_ != nullptr) {
+		if (!import_->export_active()) {
+			SDK_LOG_ERR("sync event: the exporter destroyed the event");
+			return DOCA_ERROR_NOT_CONNECTED;
+		}
+		if (!import_->exporter_alive()) {
+			SDK_LOG_ERR("sync event: the exporting process has exited");
+			return DOCA_ERROR_NOT_CONNECTED;
+		}
+		return DOCA_SUCCESS;
+	}
+	// The exporter: lost when importers came and every one of them died.
+	bool any_dead = false, any_alive = false;
+	for (const softdpu::xproc::AccessorSlot &slot : shared_entry_->slots) {
+		if (slot.pid.load(std::memory_order_acquire) == 0)
+			continue;
+		if (softdpu::xproc::slot_owner_dead(slot))
+			any_dead = true;
+		else
+			any_alive = true;
+	}
+	if (any_dead && !any_alive) {
+		SDK_LOG_ERR("sync event: every process that imported the event has exited");
+		return DOCA_ERROR_NOT_CONNECTED;
+	}
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_sync_event::shared_wait(uint64_t value, uint64_t mask, bool yield) const noexcept
+{
+	const std::atomic_ref<uint64_t> current = atomic_view(storage());
+	for (int i = 0; i < kSharedSpins; ++i) {
+		if ((current.load(std::memory_order_acquire) & mask) > value)
+			return DOCA_SUCCESS;
+		if (yield)
+			sched_yield();
+		else
+			cpu_relax();
+	}
+	softdpu::xproc::RegistryEntry &e = *shared_entry_;
+	doca_error_t state = shared_state();
+	while (state == DOCA_SUCCESS) {
+		const uint32_t seen = e.futex_word.load(std::memory_order_seq_cst);
+		e.waiters.fetch_add(1, std::memory_order_seq_cst);
+		long woke = 0;
+		if ((current.load(std::memory_order_seq_cst) & mask) <= value) {
+			struct timespec timeout = {0, kPeerCheckPeriodNs};
+			woke = syscall(SYS_futex, &e.futex_word, FUTEX_WAIT, seen, &timeout, nullptr, 0);
+		}
+		e.waiters.fetch_sub(1, std::memory_order_seq_cst);
+		if ((current.load(std::memory_order_acquire) & mask) > value)
+			return DOCA_SUCCESS;
+		if (woke != 0 && errno == ETIMEDOUT)
+			state = shared_state();
+		else if (import_ != nullptr && !import_->export_active())
+			state = shared_state();
+	}
+	return state;
+}
+
 void doca_sync_event::value_changed() noexcept
 {
+	if (shared_entry_ != nullptr) {
+		shared_entry_->futex_word.fetch_add(1, std::memory_order_seq_cst);
+		if (shared_entry_->waiters.load(std::memory_order_seq_cst) != 0)
+			syscall(SYS_futex, &shared_entry_->futex_word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+	}
 	updates_.fetch_add(1, std::memory_order_seq_cst);
 	// pe() is set when the context is connected, before it starts, and never changes while the
 	// event is started (active_ orders it before this read).
@@ -268,6 +402,9 @@ bool doca_sync_event::progress()
 
 bool doca_sync_event::not_ready_may_be_ready() const noexcept
 {
+	// Updates from the other process cannot signal this process's PE: poll.
+	if (shared_entry_ != nullptr)
+		return true;
 	return updates_.load(std::memory_order_seq_cst) != updates_at_last_progress_;
 }
 
@@ -475,7 +612,37 @@ doca_error_t doca_sync_event::validate(const doca_task *task) const noexcept
 
 doca_sync_event::Execution doca_sync_event::run(doca_task *task) noexcept
 {
-	const std::atomic_ref<uint64_t> value = atomic_view(value_);
+	const std::atomic_ref<uint64_t> value = atomic_view(storage());
+	if (import_ != nullptr && task->type != kTaskWaitGt && task->type != kTaskGet) {
+		// Notify tasks change the exporter's value: same protocol as update_set/add.
+		if (!begin_change()) {
+			task->status = DOCA_ERROR_NOT_CONNECTED;
+			return Execution::kDone;
+		}
+		const Execution done = run_locally(task, value);
+		end_change();
+		return done;
+	}
+	if (shared_entry_ != nullptr && task->type == kTaskWaitGt) {
+		const auto *wait_task = static_cast<const doca_sync_event_task_wait_gt *>(task);
+		if ((value.load(std::memory_order_acquire) & wait_task->mask) > wait_task->wait_val)
+			return Execution::kDone;
+		const uint64_t now = now_ns();
+		if (now >= next_peer_check_ns_) {
+			next_peer_check_ns_ = now + kPeerCheckPeriodNs;
+			const doca_error_t state = shared_state();
+			if (state != DOCA_SUCCESS) {
+				task->status = state;
+				return Execution::kDone;
+			}
+		}
+		return Execution::kNotReady;
+	}
+	return run_locally(task, value);
+}
+
+doca_sync_event::Execution doca_sync_event::run_locally(doca_task *task, std::atomic_ref<uint64_t> value) noexcept
+{
 	switch (task->type) {
 	case kTaskGet: {
 		auto *get_task = static_cast<doca_sync_event_task_get *>(task);
@@ -519,4 +686,118 @@ doca_sync_event::Execution doca_sync_event::execute(doca_task *task) noexcept
 {
 	// Only wait-gt tasks are ever left not ready; run() re-checks their condition.
 	return run(task);
+}
+
+// ---- across processes ----
+
+doca_error_t doca_sync_event::export_to_dpu(doca_dev *dev, const uint8_t **data, size_t *size) noexcept
+{
+	if (import_ != nullptr) {
+		SDK_LOG_ERR("failed to export sync event: it was created from an export (only the exporter exports)");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (!dev->caps().sync_event_export_to_dpu) {
+		SDK_LOG_ERR("failed to export sync event: device %s cannot export to the DPU (a host function can)",
+			    dev->function().name.c_str());
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	if (export_index_ != UINT32_MAX) {
+		if (dev != export_dev_) {
+			SDK_LOG_ERR("failed to export sync event: already exported through device %s",
+				    export_dev_->function().name.c_str());
+			return DOCA_ERROR_NOT_SUPPORTED;
+		}
+		*data = export_blob_.data();
+		*size = export_blob_.size();
+		return DOCA_SUCCESS;
+	}
+	doca_error_t result = check_locations("export sync event");
+	if (result != DOCA_SUCCESS)
+		return result;
+	if (user_addr_ != nullptr || remote_net_publisher_) {
+		SDK_LOG_ERR("failed to export sync event: only events with internal storage and CPU/DPU locations "
+			    "can be exported to the DPU");
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&result);
+	if (registry == nullptr)
+		return result;
+	softdpu::xproc::ExportBlob blob;
+	const auto &fn = dev->function();
+	blob.dev_side = fn.side == softdpu::device::Side::host ? 0 : 1;
+	blob.dev_type = static_cast<uint8_t>(fn.type);
+	blob.dev_pci = static_cast<uint32_t>(fn.pci.domain) << 16 | static_cast<uint32_t>(fn.pci.bus) << 8 |
+		       static_cast<uint32_t>(fn.pci.device) << 3 | fn.pci.function;
+	std::snprintf(blob.dev_name.data(), blob.dev_name.size(), "%s", fn.name.c_str());
+	uint32_t index = 0;
+	result = registry->publish(softdpu::xproc::ExportKind::sync_event, 0, sizeof(uint64_t), 0, &blob, &index);
+	if (result != DOCA_SUCCESS)
+		return result;
+	softdpu::xproc::RegistryEntry &entry = registry->entry(index);
+	// The value moves into the shared entry. Updates from other threads must not race with the
+	// export itself (the application exports once, while setting the event up).
+	uint64_t *old = storage();
+	const uint64_t current = atomic_view(old != nullptr ? old : &internal_value_).load(std::memory_order_acquire);
+	atomic_view(&entry.value).store(current, std::memory_order_seq_cst);
+	shared_entry_ = &entry;
+	if (active_.load(std::memory_order_acquire))
+		value_.store(&entry.value, std::memory_order_release);
+	export_index_ = index;
+	export_dev_ = dev;
+	softdpu::xproc::encode(blob, export_blob_);
+	*data = export_blob_.data();
+	*size = export_blob_.size();
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_sync_event::create_from_export(doca_dev *dev, const uint8_t *data, size_t size,
+						 doca_sync_event **event) noexcept
+{
+	if (!dev->caps().sync_event_create_from_export) {
+		SDK_LOG_ERR("failed to create sync event from export: device %s cannot import sync events",
+			    dev->function().name.c_str());
+		return DOCA_ERROR_NOT_SUPPORTED;
+	}
+	softdpu::xproc::ExportBlob blob;
+	const char *why = nullptr;
+	if (softdpu::xproc::decode(data, size, &blob, &why) != DOCA_SUCCESS) {
+		SDK_LOG_ERR("failed to create sync event from export: %s", why);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (blob.kind != softdpu::xproc::ExportKind::sync_event) {
+		SDK_LOG_ERR("failed to create sync event from export: the descriptor is an mmap export");
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	// Matching (Core guide): an event exported through host pf0 or its VFs is imported through p0
+	// (or an SF of p0), pf1's through p1.
+	const auto &topology = dev->devinfo().table().topology();
+	const softdpu::device::Function *exporter = topology.find_function(blob.dev_name.data());
+	const softdpu::device::Function *manager =
+		exporter != nullptr && exporter->side == softdpu::device::Side::host ? topology.dpu_manager_of(*exporter)
+										     : nullptr;
+	const softdpu::device::Function &local = dev->function();
+	if (manager == nullptr || (&local != manager && local.parent != manager)) {
+		SDK_LOG_ERR("failed to create sync event from export: exported through %s, which device %s does not "
+			    "reach",
+			    blob.dev_name.data(), local.name.c_str());
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	std::unique_ptr<softdpu::xproc::Import> import;
+	doca_error_t result = softdpu::xproc::Import::open(blob, &import);
+	if (result != DOCA_SUCCESS)
+		return result;
+	auto *created = new (std::nothrow) doca_sync_event();
+	if (created == nullptr)
+		return DOCA_ERROR_NO_MEMORY;
+	result = created->add_device(dev);
+	if (result != DOCA_SUCCESS) {
+		delete created;
+		return result;
+	}
+	created->publisher_declared_ = true;
+	created->subscriber_declared_ = true;
+	created->shared_entry_ = &import->entry();
+	created->import_ = std::move(import);
+	*event = created;
+	return DOCA_SUCCESS;
 }

@@ -18,10 +18,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/exec/ctx.hpp"
 #include "core/exec/task_pool.hpp"
+#include "core/xproc/blob.hpp"
+#include "core/xproc/registry.hpp"
 
 struct doca_sync_event_task_get : public doca_task {
 	uint64_t *ret_val_ptr = nullptr;
@@ -55,6 +58,15 @@ public:
 	doca_sync_event() noexcept = default;
 	~doca_sync_event() override;
 
+	// --- across processes (docs/host-dpu.md) ---
+	// The host side: moves the value into this process's export registry (shared with importers)
+	// and returns the descriptor, owned by the event until it is destroyed.
+	doca_error_t export_to_dpu(doca_dev *dev, const uint8_t **data, size_t *size) noexcept;
+	// The DPU side: an event whose value is the exporter's; configured already, start it as usual.
+	static doca_error_t create_from_export(doca_dev *dev, const uint8_t *data, size_t size,
+					       doca_sync_event **event) noexcept;
+	bool is_shared() const noexcept { return shared_entry_ != nullptr; }
+
 	// --- configuration (not started) ---
 	doca_error_t add_publisher_cpu(doca_dev *dev) noexcept;
 	doca_error_t add_publisher_dpu() noexcept;
@@ -77,6 +89,8 @@ public:
 	doca_error_t update_set(uint64_t value) noexcept;
 	doca_error_t update_add(uint64_t value, uint64_t *fetched) noexcept;
 	doca_error_t wait_gt(uint64_t value, uint64_t mask, bool yield) const noexcept;
+	// Why a shared event can no longer work (peer gone, export revoked); DOCA_SUCCESS if it can.
+	doca_error_t shared_state() const noexcept;
 
 	// --- tasks (context mode) ---
 	doca_error_t set_get_conf(doca_sync_event_task_get_completion_cb_t on_success,
@@ -138,9 +152,26 @@ private:
 	// Called after every change made through this API: wakes a PE sleeping on a wait-gt task.
 	void value_changed() noexcept;
 	Execution run(doca_task *task) noexcept;
+	Execution run_locally(doca_task *task, std::atomic_ref<uint64_t> value) noexcept;
 
-	// Where the value lives; set by activate(), read by any thread after `active_`.
-	uint64_t *value_ = nullptr;
+	uint64_t *storage() const noexcept { return value_.load(std::memory_order_acquire); }
+	// Importers bracket every change of the shared value with the registry's accessor protocol, so
+	// an exporter that revoked the event (destroyed it) never sees a late write.
+	bool begin_change() noexcept;
+	void end_change() noexcept;
+	doca_error_t shared_wait(uint64_t value, uint64_t mask, bool yield) const noexcept;
+	bool configurable_locally(const char *what) const noexcept;
+
+	// Where the value lives; set by activate() (and by export_to_dpu), read by any thread.
+	std::atomic<uint64_t *> value_{nullptr};
+	// Exported or imported: the registry entry holding the value and its futex word.
+	softdpu::xproc::RegistryEntry *shared_entry_ = nullptr;
+	uint32_t export_index_ = UINT32_MAX;
+	const doca_dev *export_dev_ = nullptr;
+	softdpu::xproc::BlobBytes export_blob_{};
+	std::unique_ptr<softdpu::xproc::Import> import_;
+	// Wait-gt tasks of a shared event check the peer every kPeerCheckPeriod of progress.
+	mutable uint64_t next_peer_check_ns_ = 0;
 	alignas(8) uint64_t internal_value_ = 0;
 	uint64_t *user_addr_ = nullptr;
 	std::atomic<bool> active_{false};

@@ -28,6 +28,14 @@ doca_error_t export_capability(const doca_devinfo *devinfo) noexcept
 	return devinfo == nullptr ? DOCA_ERROR_INVALID_VALUE : DOCA_ERROR_NOT_SUPPORTED;
 }
 
+// A capability of the device's function (docs/topology.md).
+doca_error_t device_capability(const doca_devinfo *devinfo, bool softdpu::device::Capabilities::*cap) noexcept
+{
+	if (devinfo == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	return devinfo->caps().*cap ? DOCA_SUCCESS : DOCA_ERROR_NOT_SUPPORTED;
+}
+
 // Every task type runs on the CPU, so every device supports it.
 doca_error_t task_capability(const doca_devinfo *devinfo) noexcept
 {
@@ -56,7 +64,7 @@ doca_error_t doca_sync_event_create_from_export(struct doca_dev *dev, const uint
 {
 	if (dev == nullptr || data == nullptr || sz == 0 || event == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return not_yet("create a sync event from an export");
+	return doca_sync_event::create_from_export(dev, data, sz, event);
 }
 
 doca_error_t doca_sync_event_destroy(struct doca_sync_event *event)
@@ -166,7 +174,7 @@ struct doca_ctx *doca_sync_event_as_ctx(struct doca_sync_event *event)
 
 doca_error_t doca_sync_event_cap_is_create_from_export_supported(const struct doca_devinfo *devinfo)
 {
-	return export_capability(devinfo);
+	return device_capability(devinfo, &softdpu::device::Capabilities::sync_event_create_from_export);
 }
 
 doca_error_t doca_sync_event_cap_is_export_to_dpa_supported(const struct doca_devinfo *devinfo)
@@ -176,7 +184,7 @@ doca_error_t doca_sync_event_cap_is_export_to_dpa_supported(const struct doca_de
 
 doca_error_t doca_sync_event_cap_is_export_to_dpu_supported(const struct doca_devinfo *devinfo)
 {
-	return export_capability(devinfo);
+	return device_capability(devinfo, &softdpu::device::Capabilities::sync_event_export_to_dpu);
 }
 
 doca_error_t doca_sync_event_cap_is_export_to_gpu_supported(const struct doca_devinfo *devinfo)
@@ -217,7 +225,7 @@ doca_error_t doca_sync_event_export_to_dpu(struct doca_sync_event *event, struct
 {
 	if (event == nullptr || dev == nullptr || data == nullptr || sz == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return not_yet("export a sync event to the DPU");
+	return event->export_to_dpu(dev, data, sz);
 }
 
 doca_error_t doca_sync_event_export_to_gpu(struct doca_sync_event *event, struct doca_gpu *gpu,

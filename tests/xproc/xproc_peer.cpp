@@ -154,6 +154,134 @@ void cmd_destroy()
 	reply("ok " + std::to_string(elapsed_ms(t0)));
 }
 
+std::vector<doca_sync_event *> events;
+
+doca_sync_event *event_at(const std::string &index)
+{
+	const size_t i = std::stoul(index);
+	return i < events.size() ? events[i] : nullptr;
+}
+
+// se_export <pci>: a started stand-alone event (CPU publisher, DPU subscriber) exported to the DPU.
+void cmd_se_export(const std::vector<std::string> &w)
+{
+	doca_dev *dev = open_by_pci(w[1].c_str());
+	doca_sync_event *event = nullptr;
+	doca_error_t r = doca_sync_event_create(&event);
+	if (r == DOCA_SUCCESS)
+		r = doca_sync_event_add_publisher_location_cpu(event, dev);
+	if (r == DOCA_SUCCESS)
+		r = doca_sync_event_add_subscriber_location_dpu(event);
+	if (r == DOCA_SUCCESS)
+		r = doca_sync_event_start(event);
+	const uint8_t *blob = nullptr;
+	size_t len = 0;
+	if (r == DOCA_SUCCESS)
+		r = doca_sync_event_export_to_dpu(event, dev, &blob, &len);
+	if (r != DOCA_SUCCESS)
+		return reply_error(r);
+	events.push_back(event);
+	reply("ok " + std::to_string(events.size() - 1) + " " + to_hex(blob, len));
+}
+
+// se_import <pci> <nth> <blob> [ctx]: create from export, started stand-alone (or left for se_taskwait).
+void cmd_se_import(const std::vector<std::string> &w)
+{
+	doca_dev *dev = open_by_pci(w[1].c_str(), std::stoi(w[2]));
+	const std::vector<uint8_t> blob = from_hex(w[3]);
+	doca_sync_event *event = nullptr;
+	doca_error_t r = doca_sync_event_create_from_export(dev, blob.data(), blob.size(), &event);
+	if (r == DOCA_SUCCESS && w.size() < 5)
+		r = doca_sync_event_start(event);
+	if (r != DOCA_SUCCESS)
+		return reply_error(r);
+	events.push_back(event);
+	reply("ok " + std::to_string(events.size() - 1));
+}
+
+void wait_cb(doca_sync_event_task_wait_gt *task, union doca_data, union doca_data ctx_data)
+{
+	*static_cast<doca_error_t *>(ctx_data.ptr) = doca_task_get_status(doca_sync_event_task_wait_gt_as_doca_task(task));
+	doca_task_free(doca_sync_event_task_wait_gt_as_doca_task(task));
+}
+
+// se_taskwait <i> <value>: a wait-gt task on a PE (the event as a context), progressed to completion.
+void cmd_se_taskwait(const std::vector<std::string> &w)
+{
+	doca_sync_event *event = event_at(w[1]);
+	doca_pe *pe = nullptr;
+	doca_pe_create(&pe);
+	doca_ctx *ctx = doca_sync_event_as_ctx(event);
+	doca_error_t status = DOCA_ERROR_IN_PROGRESS;
+	union doca_data data;
+	data.ptr = &status;
+	doca_ctx_set_user_data(ctx, data);
+	doca_pe_connect_ctx(pe, ctx);
+	doca_sync_event_task_wait_gt_set_conf(event, wait_cb, wait_cb, 1);
+	doca_error_t r = doca_ctx_start(ctx);
+	doca_sync_event_task_wait_gt *task = nullptr;
+	if (r == DOCA_SUCCESS)
+		r = doca_sync_event_task_wait_gt_alloc_init(event, std::stoull(w[2]), 0xFF, data, &task);
+	if (r == DOCA_SUCCESS)
+		r = doca_task_submit(doca_sync_event_task_wait_gt_as_doca_task(task));
+	if (r != DOCA_SUCCESS)
+		return reply_error(r);
+	reply("ok submitted");
+	while (status == DOCA_ERROR_IN_PROGRESS)
+		doca_pe_progress(pe);
+	if (status == DOCA_SUCCESS)
+		reply("ok");
+	else
+		reply_error(status);
+}
+
+// se_pong <in> <out> <n>: for k = 1..n wait for in > k-1, then set out = k.
+void cmd_se_pong(const std::vector<std::string> &w)
+{
+	doca_sync_event *in = event_at(w[1]), *out = event_at(w[2]);
+	const uint64_t n = std::stoull(w[3]);
+	reply("ok ready");
+	for (uint64_t k = 1; k <= n; ++k) {
+		doca_error_t r = doca_sync_event_wait_gt(in, k - 1, UINT64_MAX);
+		if (r == DOCA_SUCCESS)
+			r = doca_sync_event_update_set(out, k);
+		if (r != DOCA_SUCCESS)
+			return reply_error(r);
+	}
+	reply("ok");
+}
+
+void cmd_se(const std::vector<std::string> &w)
+{
+	doca_sync_event *event = w.size() > 1 ? event_at(w[1]) : nullptr;
+	if (event == nullptr)
+		return reply_error(DOCA_ERROR_INVALID_VALUE);
+	doca_error_t r = DOCA_SUCCESS;
+	uint64_t value = 0;
+	if (w[0] == "se_set" && w.size() == 3)
+		r = doca_sync_event_update_set(event, std::stoull(w[2]));
+	else if (w[0] == "se_add" && w.size() == 3)
+		r = doca_sync_event_update_add(event, std::stoull(w[2]), &value);
+	else if (w[0] == "se_addn" && w.size() == 3) {
+		for (uint64_t i = std::stoull(w[2]); i > 0 && r == DOCA_SUCCESS; --i)
+			r = doca_sync_event_update_add(event, 1, &value);
+	} else if (w[0] == "se_get")
+		r = doca_sync_event_get(event, &value);
+	else if (w[0] == "se_wait" && w.size() == 3)
+		r = doca_sync_event_wait_gt(event, std::stoull(w[2]), UINT64_MAX);
+	else if (w[0] == "se_wait_yield" && w.size() == 3)
+		r = doca_sync_event_wait_gt_yield(event, std::stoull(w[2]), UINT64_MAX);
+	else if (w[0] == "se_destroy") {
+		doca_sync_event_stop(event);
+		r = doca_sync_event_destroy(event);
+		events[std::stoul(w[1])] = nullptr;
+	} else
+		return reply("err unknown-command");
+	if (r != DOCA_SUCCESS)
+		return reply_error(r);
+	reply("ok " + std::to_string(value));
+}
+
 } // namespace
 
 int main()
@@ -176,6 +304,16 @@ int main()
 				cmd_stop();
 			else if (w[0] == "destroy")
 				cmd_destroy();
+			else if (w[0] == "se_export" && w.size() == 2)
+				cmd_se_export(w);
+			else if (w[0] == "se_import" && w.size() >= 4)
+				cmd_se_import(w);
+			else if (w[0] == "se_taskwait" && w.size() == 3)
+				cmd_se_taskwait(w);
+			else if (w[0] == "se_pong" && w.size() == 4)
+				cmd_se_pong(w);
+			else if (w[0].rfind("se_", 0) == 0)
+				cmd_se(w);
 			else if (w[0] == "pid")
 				reply("ok " + std::to_string(getpid()));
 			else if (w[0] == "exit")

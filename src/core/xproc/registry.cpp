@@ -168,7 +168,7 @@ doca_error_t Registry::publish(ExportKind kind, uint64_t base, uint64_t length, 
 	e.secret[0].store(secret[0], std::memory_order_relaxed);
 	e.secret[1].store(secret[1], std::memory_order_relaxed);
 	e.importers_died.store(0, std::memory_order_relaxed);
-	e.value.store(0, std::memory_order_relaxed);
+	std::atomic_ref<uint64_t>(e.value).store(0, std::memory_order_relaxed);
 	e.waiters.store(0, std::memory_order_relaxed);
 	e.state.store(kEntryActive, std::memory_order_seq_cst);
 

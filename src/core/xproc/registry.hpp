@@ -54,7 +54,7 @@ struct alignas(64) RegistryEntry {
 	std::atomic<uint32_t> access;
 	std::atomic<uint32_t> importers_died; // set by whoever finds a dead importer in a slot
 	// Sync events: the value, a futex word bumped after every update, and sleeping waiters.
-	alignas(64) std::atomic<uint64_t> value;
+	alignas(64) uint64_t value; // accessed with std::atomic_ref only
 	std::atomic<uint32_t> futex_word;
 	std::atomic<uint32_t> waiters;
 	alignas(64) AccessorSlot slots[kAccessorSlots];

@@ -320,7 +320,7 @@ TEST_F(SyncEventApiTest, TaskCapabilitiesAreSupported)
 	EXPECT_EQ(doca_sync_event_cap_task_wait_gt_is_supported(nullptr), DOCA_ERROR_INVALID_VALUE);
 }
 
-TEST_F(SyncEventApiTest, ExportCapabilitiesAreNotSupportedYet)
+TEST_F(SyncEventApiTest, ExportCapabilitiesFollowTheDevice)
 {
 	const doca_devinfo *devinfo = doca_dev_as_devinfo(dev);
 	using Capability = doca_error_t (*)(const doca_devinfo *);
@@ -336,11 +336,14 @@ TEST_F(SyncEventApiTest, ExportCapabilitiesAreNotSupportedYet)
 	};
 	for (Capability capability : capabilities) {
 		EXPECT_EQ(capability(nullptr), DOCA_ERROR_INVALID_VALUE);
-		EXPECT_EQ(capability(devinfo), DOCA_ERROR_NOT_SUPPORTED);
+		// A host function exports to the DPU (tests/integration/xproc/); nothing else is emulated.
+		EXPECT_EQ(capability(devinfo), capability == doca_sync_event_cap_is_export_to_dpu_supported
+						       ? DOCA_SUCCESS
+						       : DOCA_ERROR_NOT_SUPPORTED);
 	}
 }
 
-TEST_F(SyncEventApiTest, ExportsAreNotSupportedYet)
+TEST_F(SyncEventApiTest, ExportsCheckInputAndOnlyDpuExportWorks)
 {
 	declare_cpu_locations();
 	ASSERT_EQ(doca_sync_event_start(event), DOCA_SUCCESS);
@@ -353,7 +356,6 @@ TEST_F(SyncEventApiTest, ExportsAreNotSupportedYet)
 	EXPECT_EQ(doca_sync_event_export_to_dpu(event, nullptr, &data, &size), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_sync_event_export_to_dpu(event, dev, nullptr, &size), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_sync_event_export_to_dpu(event, dev, &data, nullptr), DOCA_ERROR_INVALID_VALUE);
-	EXPECT_EQ(doca_sync_event_export_to_dpu(event, dev, &data, &size), DOCA_ERROR_NOT_SUPPORTED);
 
 	EXPECT_EQ(doca_sync_event_export_to_remote_net(nullptr, &data, &size), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_sync_event_export_to_remote_net(event, nullptr, &size), DOCA_ERROR_INVALID_VALUE);
@@ -372,6 +374,10 @@ TEST_F(SyncEventApiTest, ExportsAreNotSupportedYet)
 
 	EXPECT_EQ(data, nullptr);
 	EXPECT_EQ(size, 0u);
+	// The host's export to the DPU works (cross-process use: tests/integration/xproc/).
+	EXPECT_EQ(doca_sync_event_export_to_dpu(event, dev, &data, &size), DOCA_SUCCESS);
+	EXPECT_NE(data, nullptr);
+	EXPECT_GT(size, 0u);
 }
 
 TEST_F(SyncEventApiTest, ImportsAreNotSupportedYet)
