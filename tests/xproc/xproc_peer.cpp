@@ -36,6 +36,17 @@ struct State {
 	doca_sync_event *event2 = nullptr;
 } state;
 
+// Every device opened, closed once each at EOF.
+std::vector<doca_dev *> opened;
+
+doca_dev *open_dev(const std::string &pci, int nth = 0)
+{
+	doca_dev *dev = open_by_pci(pci.c_str(), nth);
+	if (dev != nullptr)
+		opened.push_back(dev);
+	return dev;
+}
+
 void reply(const std::string &line)
 {
 	std::cout << line << std::endl;
@@ -53,7 +64,7 @@ double elapsed_ms(std::chrono::steady_clock::time_point since)
 
 void cmd_export(const std::vector<std::string> &w)
 {
-	state.dev = open_by_pci(w[1].c_str(), std::stoi(w[2]));
+	state.dev = open_dev(w[1], std::stoi(w[2]));
 	if (state.dev == nullptr)
 		return reply_error(DOCA_ERROR_NOT_FOUND);
 	state.bytes = std::stoull(w[3]);
@@ -82,7 +93,7 @@ void cmd_export(const std::vector<std::string> &w)
 
 void cmd_import(const std::vector<std::string> &w)
 {
-	state.dev = open_by_pci(w[1].c_str(), std::stoi(w[2]));
+	state.dev = open_dev(w[1], std::stoi(w[2]));
 	if (state.dev == nullptr)
 		return reply_error(DOCA_ERROR_NOT_FOUND);
 	const std::vector<uint8_t> blob = from_hex(w[3]);
@@ -155,6 +166,7 @@ void cmd_destroy()
 }
 
 std::vector<doca_sync_event *> events;
+std::vector<doca_pe *> pes;
 
 doca_sync_event *event_at(const std::string &index)
 {
@@ -165,7 +177,7 @@ doca_sync_event *event_at(const std::string &index)
 // se_export <pci>: a started stand-alone event (CPU publisher, DPU subscriber) exported to the DPU.
 void cmd_se_export(const std::vector<std::string> &w)
 {
-	doca_dev *dev = open_by_pci(w[1].c_str());
+	doca_dev *dev = open_dev(w[1]);
 	doca_sync_event *event = nullptr;
 	doca_error_t r = doca_sync_event_create(&event);
 	if (r == DOCA_SUCCESS)
@@ -187,7 +199,7 @@ void cmd_se_export(const std::vector<std::string> &w)
 // se_import <pci> <nth> <blob> [ctx]: create from export, started stand-alone (or left for se_taskwait).
 void cmd_se_import(const std::vector<std::string> &w)
 {
-	doca_dev *dev = open_by_pci(w[1].c_str(), std::stoi(w[2]));
+	doca_dev *dev = open_dev(w[1], std::stoi(w[2]));
 	const std::vector<uint8_t> blob = from_hex(w[3]);
 	doca_sync_event *event = nullptr;
 	doca_error_t r = doca_sync_event_create_from_export(dev, blob.data(), blob.size(), &event);
@@ -229,6 +241,11 @@ void cmd_se_taskwait(const std::vector<std::string> &w)
 	reply("ok submitted");
 	while (status == DOCA_ERROR_IN_PROGRESS)
 		doca_pe_progress(pe);
+	// Back to idle, so the event can be destroyed at EOF (the PE after it).
+	doca_ctx_stop(ctx);
+	for (int i = 0; i < 1000; ++i)
+		doca_pe_progress(pe);
+	pes.push_back(pe);
 	if (status == DOCA_SUCCESS)
 		reply("ok");
 	else
@@ -282,6 +299,26 @@ void cmd_se(const std::vector<std::string> &w)
 	reply("ok " + std::to_string(value));
 }
 
+// Releases everything at EOF, so leak checkers see a clean exit.
+void clean_up()
+{
+	for (doca_sync_event *event : events) {
+		if (event != nullptr) {
+			doca_sync_event_stop(event);
+			doca_sync_event_destroy(event);
+		}
+	}
+	for (doca_pe *pe : pes)
+		doca_pe_destroy(pe);
+	if (state.imported != nullptr)
+		doca_mmap_destroy(state.imported);
+	if (state.mmap != nullptr)
+		doca_mmap_destroy(state.mmap);
+	std::free(state.memory);
+	for (auto it = opened.rbegin(); it != opened.rend(); ++it)
+		doca_dev_close(*it);
+}
+
 } // namespace
 
 int main()
@@ -317,12 +354,13 @@ int main()
 			else if (w[0] == "pid")
 				reply("ok " + std::to_string(getpid()));
 			else if (w[0] == "exit")
-				return 0;
+				break;
 			else
 				reply("err unknown-command");
 		} catch (const std::exception &e) {
 			reply(std::string("err exception ") + e.what());
 		}
 	}
+	clean_up();
 	return 0;
 }

@@ -133,7 +133,6 @@ DmaRig::~DmaRig()
 	doca_pe_destroy(pe);
 	doca_buf_inventory_stop(inventory);
 	doca_buf_inventory_destroy(inventory);
-	doca_dev_close(dev);
 }
 
 doca_buf *DmaRig::buf(doca_mmap *mmap, void *addr, size_t len, size_t data_len)

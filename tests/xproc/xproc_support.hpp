@@ -36,7 +36,8 @@ void fill_pattern(uint8_t *p, size_t len, uint32_t seed, size_t first_index = 0)
 bool check_pattern(const uint8_t *p, size_t len, uint32_t seed, size_t first_index = 0);
 uint64_t fnv(const uint8_t *p, size_t len);
 
-// A PE, a DMA context on `dev` and an inventory; completion status lands in `last_status`.
+// A PE, a DMA context on `dev` (which stays the caller's to close) and an inventory; completion
+// status lands in `last_status`.
 struct DmaRig {
 	explicit DmaRig(doca_dev *dev, uint32_t num_tasks = 64, uint32_t num_bufs = 256);
 	~DmaRig();

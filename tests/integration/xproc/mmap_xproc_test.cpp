@@ -114,6 +114,7 @@ TEST_F(XprocMmapTest, HostToDpuGatherAndDpuToHostScatterWhileHostSleeps)
 		doca_buf_dec_refcount(big_dst, nullptr);
 	}
 	EXPECT_EQ(doca_mmap_destroy(remote), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
 }
 
 TEST_F(XprocMmapTest, ReadOnlyExportRejectsWrites)
@@ -147,6 +148,7 @@ TEST_F(XprocMmapTest, ReadOnlyExportRejectsWrites)
 	}
 	EXPECT_EQ(host->call("sum 0 65536"), before);
 	EXPECT_EQ(doca_mmap_destroy(remote), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
 }
 
 TEST_F(XprocMmapTest, OnlyTheExportedRangeIsReachable)
@@ -225,6 +227,7 @@ TEST_P(XprocRevokeTest, RevokedExportFailsTasksAndImports)
 	doca_mmap *again = nullptr;
 	EXPECT_EQ(import(exported.blob, p0, &again), DOCA_ERROR_NOT_PERMITTED);
 	EXPECT_EQ(doca_mmap_destroy(remote), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ways, XprocRevokeTest, ::testing::Values("stop", "destroy", "exit"));
@@ -305,7 +308,7 @@ TEST_F(XprocMmapTest, DeviceMatchingFollowsTheTopology)
 	}
 	ASSERT_EQ(import(pf0.blob, p0, &mmap), DOCA_SUCCESS);
 	{
-		DmaRig rig(open_by_pci("03:00.1"));
+		DmaRig rig(p1);
 		LocalMemory local(p1, 4096);
 		doca_buf *src = rig.buf(mmap, reinterpret_cast<void *>(pf0.addr), 4096, 4096);
 		doca_buf *dst = rig.buf(local.mmap, local.data.data(), 4096, 0);
@@ -332,7 +335,7 @@ TEST_F(XprocMmapTest, RdmaExportImportsAnywhereButIsNotForDma)
 	EXPECT_TRUE(check_pattern(bytes, 8, 1));
 	EXPECT_EQ(mmap->remote()->write(exported.addr, bytes, 8), DOCA_ERROR_NOT_PERMITTED);
 	{
-		DmaRig rig(open_by_pci("03:00.1"));
+		DmaRig rig(p1);
 		LocalMemory local(p1, 4096);
 		doca_buf *src = rig.buf(mmap, reinterpret_cast<void *>(exported.addr), 4096, 4096);
 		doca_buf *dst = rig.buf(local.mmap, local.data.data(), 4096, 0);

@@ -78,6 +78,7 @@ TEST(XprocCrashConcurrentTest, HostKilledMidTransferFailsInFlightAndLaterTasks)
 	EXPECT_EQ(doca_mmap_create_from_export(nullptr, exported.blob.data(), exported.blob.size(), p0, &again),
 		  DOCA_ERROR_NOT_PERMITTED);
 	EXPECT_EQ(doca_mmap_destroy(remote), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
 	EXPECT_EQ(dev_shm_entries().size(), shm_before);
 }
 
