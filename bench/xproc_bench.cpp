@@ -92,16 +92,19 @@ void check(doca_error_t r, const char *what)
 struct SharedWords {
 	std::atomic<uint32_t> ping;
 	std::atomic<uint32_t> pong;
+	std::atomic<uint32_t> waiters;
 };
 SharedWords *shared_words;
 
+// The same shape as a sync event: the poster wakes only when someone sleeps; the waiter spins a
+// while, then sleeps in the kernel.
 void futex_post(std::atomic<uint32_t> &word, uint32_t value)
 {
 	word.store(value, std::memory_order_seq_cst);
-	syscall(SYS_futex, &word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+	if (shared_words->waiters.load(std::memory_order_seq_cst) != 0)
+		syscall(SYS_futex, &word, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
 
-// The same shape as a sync event wait: spin a while, then sleep in the kernel.
 void futex_wait_for(std::atomic<uint32_t> &word, uint32_t value)
 {
 	for (int i = 0; i < 4096; ++i) {
@@ -109,8 +112,10 @@ void futex_wait_for(std::atomic<uint32_t> &word, uint32_t value)
 			return;
 		__builtin_ia32_pause();
 	}
-	for (uint32_t seen; (seen = word.load(std::memory_order_acquire)) != value;)
+	shared_words->waiters.fetch_add(1, std::memory_order_seq_cst);
+	for (uint32_t seen; (seen = word.load(std::memory_order_seq_cst)) != value;)
 		syscall(SYS_futex, &word, FUTEX_WAIT, seen, nullptr, nullptr, 0);
+	shared_words->waiters.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 // ------------------------------------------------------------------ the host child
@@ -385,8 +390,8 @@ void BM_PingPong(benchmark::State &state)
 		const auto t0 = Clock::now();
 		for (uint64_t i = 1; i <= kBatch; ++i) {
 			if (kind == 0) {
-				doca_sync_event_update_set(dpu.events[0], i);
-				doca_sync_event_wait_gt(dpu.events[1], i - 1, UINT64_MAX);
+				check(doca_sync_event_update_set(dpu.events[0], i), "ping");
+				check(doca_sync_event_wait_gt(dpu.events[1], i - 1, UINT64_MAX), "wait pong");
 			} else if (kind == 1) {
 				futex_post(shared_words->ping, static_cast<uint32_t>(i));
 				futex_wait_for(shared_words->pong, static_cast<uint32_t>(i));
@@ -397,6 +402,14 @@ void BM_PingPong(benchmark::State &state)
 			}
 		}
 		seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+		if (kind == 0) {
+			uint64_t pong = 0;
+			doca_sync_event_get(dpu.events[1], &pong);
+			if (pong != kBatch) {
+				std::fprintf(stderr, "ping-pong out of step: pong %llu\n", (unsigned long long)pong);
+				std::_Exit(4);
+			}
+		}
 		state.PauseTiming();
 		host_done();
 		if (kind == 0) {
