@@ -122,7 +122,7 @@ void futex_wait_for(std::atomic<uint32_t> &word, uint32_t value)
 
 struct Host {
 	pid_t pid = -1;
-	int cmd = -1;	// parent -> child
+	int cmd = -1;   // parent -> child
 	int reply = -1; // child -> parent
 	int ping_pipe[2] = {-1, -1};
 	int pong_pipe[2] = {-1, -1};
@@ -190,8 +190,8 @@ struct Host {
 
 void start_host()
 {
-	shared_words = static_cast<SharedWords *>(
-		mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+	shared_words =
+	    static_cast<SharedWords *>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
 	int to_child[2], from_child[2];
 	if (pipe(to_child) != 0 || pipe(from_child) != 0 || pipe(host.ping_pipe) != 0 || pipe(host.pong_pipe) != 0)
 		std::_Exit(1);
@@ -290,7 +290,7 @@ void BM_XprocDmaThroughput(benchmark::State &state)
 		doca_dma_task_memcpy *task = nullptr;
 		union doca_data user = {};
 		check(doca_dma_task_memcpy_alloc_init(dpu.dma, buf(dpu.remote, remote + off, size, size),
-						     buf(dpu.local, local + off, size, 0), user, &task),
+						      buf(dpu.local, local + off, size, 0), user, &task),
 		      "alloc");
 		tasks.push_back(task);
 	}

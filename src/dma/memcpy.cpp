@@ -38,7 +38,8 @@ public:
 				const size_t chunk = n - done < sizeof(bounce) ? n - done : sizeof(bounce);
 				result = src_remote->read(reinterpret_cast<uint64_t>(src + done), bounce, chunk);
 				if (result == DOCA_SUCCESS)
-					result = dst_remote->write(reinterpret_cast<uint64_t>(dst + done), bounce, chunk);
+					result =
+					    dst_remote->write(reinterpret_cast<uint64_t>(dst + done), bounce, chunk);
 				done += chunk;
 			}
 			return result;

@@ -98,7 +98,7 @@ void cmd_import(const std::vector<std::string> &w)
 		return reply_error(DOCA_ERROR_NOT_FOUND);
 	const std::vector<uint8_t> blob = from_hex(w[3]);
 	const doca_error_t r =
-		doca_mmap_create_from_export(nullptr, blob.data(), blob.size(), state.dev, &state.imported);
+	    doca_mmap_create_from_export(nullptr, blob.data(), blob.size(), state.dev, &state.imported);
 	if (r != DOCA_SUCCESS)
 		return reply_error(r);
 	reply("ok");
@@ -213,7 +213,8 @@ void cmd_se_import(const std::vector<std::string> &w)
 
 void wait_cb(doca_sync_event_task_wait_gt *task, union doca_data, union doca_data ctx_data)
 {
-	*static_cast<doca_error_t *>(ctx_data.ptr) = doca_task_get_status(doca_sync_event_task_wait_gt_as_doca_task(task));
+	*static_cast<doca_error_t *>(ctx_data.ptr) =
+	    doca_task_get_status(doca_sync_event_task_wait_gt_as_doca_task(task));
 	doca_task_free(doca_sync_event_task_wait_gt_as_doca_task(task));
 }
 

@@ -256,8 +256,8 @@ std::string Peer::read_line(int timeout_ms)
 			buffered_.erase(0, nl + 1);
 			return line;
 		}
-		const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-											std::chrono::steady_clock::now());
+		const auto left =
+		    std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
 		if (left.count() <= 0)
 			return "";
 		struct pollfd pfd = {from_child_, POLLIN, 0};

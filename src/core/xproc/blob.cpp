@@ -18,16 +18,14 @@ static_assert(kDevName + kDeviceNameSize == kChecksum);
 
 constexpr uint32_t kAllAccess = (DOCA_ACCESS_FLAG_PCI_RELAXED_ORDERING << 1) - 1;
 
-template <class T>
-void put(uint8_t *bytes, size_t offset, T value) noexcept
+template <class T> void put(uint8_t *bytes, size_t offset, T value) noexcept
 {
 	// x86-64 and AArch64 Linux are little-endian; the static_assert keeps it honest.
 	static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
 	std::memcpy(bytes + offset, &value, sizeof(T));
 }
 
-template <class T>
-T get(const uint8_t *bytes, size_t offset) noexcept
+template <class T> T get(const uint8_t *bytes, size_t offset) noexcept
 {
 	T value;
 	std::memcpy(&value, bytes + offset, sizeof(T));

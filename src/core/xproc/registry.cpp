@@ -212,11 +212,12 @@ void Registry::revoke(uint32_t index) noexcept
 				break;
 			}
 			if (std::chrono::steady_clock::now() >= deadline) {
-				SDK_LOG_ERR("export %llu: importer %u still inside an access after %lld ms; the entry "
-					    "is quarantined",
-					    (unsigned long long)e.export_id.load(std::memory_order_relaxed), pid,
-					    (long long)std::chrono::duration_cast<std::chrono::milliseconds>(kRevokeWait)
-						    .count());
+				SDK_LOG_ERR(
+				    "export %llu: importer %u still inside an access after %lld ms; the entry "
+				    "is quarantined",
+				    (unsigned long long)e.export_id.load(std::memory_order_relaxed), pid,
+				    (long long)std::chrono::duration_cast<std::chrono::milliseconds>(kRevokeWait)
+					.count());
 				stuck = true;
 				break;
 			}
@@ -268,7 +269,8 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 	std::snprintf(path, sizeof(path), "/proc/%u/fd/%d", blob.exporter_pid, blob.registry_fd);
 	const int fd = ::open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
-		SDK_LOG_ERR("import rejected: cannot open the exporter's registry (%s): %s", path, std::strerror(errno));
+		SDK_LOG_ERR("import rejected: cannot open the exporter's registry (%s): %s", path,
+			    std::strerror(errno));
 		return errno == EACCES || errno == EPERM ? DOCA_ERROR_NOT_PERMITTED : DOCA_ERROR_NOT_PERMITTED;
 	}
 	struct stat st;
@@ -358,7 +360,8 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 		import->slot_ = mine;
 	}
 	if (!matches()) {
-		SDK_LOG_ERR("import rejected: export %llu was revoked during the import", (unsigned long long)blob.export_id);
+		SDK_LOG_ERR("import rejected: export %llu was revoked during the import",
+			    (unsigned long long)blob.export_id);
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
 	*out = std::move(import);

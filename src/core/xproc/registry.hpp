@@ -36,10 +36,10 @@ inline constexpr uint32_t kAccessorSlots = 16;
 enum EntryState : uint32_t { kEntryFree = 0, kEntryActive = 1, kEntryRevoked = 2, kEntryQuarantined = 3 };
 
 struct AccessorSlot {
-	std::atomic<uint32_t> pid;	  // importing process, 0 when the slot is free
+	std::atomic<uint32_t> pid;        // importing process, 0 when the slot is free
 	std::atomic<uint32_t> in_access;  // accesses of that process in progress
 	std::atomic<uint64_t> start_time; // of that process (pid reuse guard)
-	std::atomic<uint32_t> users;	  // imports of the entry held by that process
+	std::atomic<uint32_t> users;      // imports of the entry held by that process
 	uint32_t reserved;
 };
 

@@ -163,7 +163,8 @@ TEST_F(XprocMmapTest, OnlyTheExportedRangeIsReachable)
 	ASSERT_EQ(doca_buf_inventory_start(inventory), DOCA_SUCCESS);
 	auto *r = reinterpret_cast<uint8_t *>(exported.addr);
 	doca_buf *buf = nullptr;
-	EXPECT_EQ(doca_buf_inventory_buf_get_by_addr(inventory, remote, r + 4096, 8192, &buf), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(doca_buf_inventory_buf_get_by_addr(inventory, remote, r + 4096, 8192, &buf),
+		  DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_buf_inventory_buf_get_by_addr(inventory, remote, r - 1, 16, &buf), DOCA_ERROR_INVALID_VALUE);
 	uint8_t bytes[16];
 	softdpu::mem::RemoteMemory *mem = remote->remote();
@@ -326,7 +327,7 @@ TEST_F(XprocMmapTest, RdmaExportImportsAnywhereButIsNotForDma)
 {
 	auto host = start_peer("host");
 	const Export exported =
-		peer_export(*host, "0b:00.0", 4096, DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE, "rdma");
+	    peer_export(*host, "0b:00.0", 4096, DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE, "rdma");
 	doca_dev *p1 = open_by_pci("03:00.1");
 	doca_mmap *mmap = nullptr;
 	ASSERT_EQ(import(exported.blob, p1, &mmap), DOCA_SUCCESS);
@@ -415,7 +416,7 @@ TEST_F(XprocExporterTest, ExportRulesAndCapabilities)
 	size_t len = 0;
 	EXPECT_EQ(doca_mmap_export_pci(mmap, pf0, &desc, &len), DOCA_ERROR_NOT_PERMITTED); // not started
 	ASSERT_EQ(doca_mmap_start(mmap), DOCA_SUCCESS);
-	EXPECT_EQ(doca_mmap_export_pci(mmap, pf0, &desc, &len), DOCA_ERROR_NOT_PERMITTED); // no PCI access
+	EXPECT_EQ(doca_mmap_export_pci(mmap, pf0, &desc, &len), DOCA_ERROR_NOT_PERMITTED);  // no PCI access
 	EXPECT_EQ(doca_mmap_export_rdma(mmap, pf0, &desc, &len), DOCA_ERROR_NOT_PERMITTED); // no RDMA access
 	doca_dev *pf1 = open_by_pci("0b:00.1");
 	EXPECT_EQ(doca_mmap_export_pci(mmap, pf1, &desc, &len), DOCA_ERROR_NOT_FOUND);

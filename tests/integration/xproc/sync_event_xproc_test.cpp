@@ -215,7 +215,7 @@ TEST(XprocSyncEventConcurrentTest, DpuWaiterSeesHostDie)
 	ASSERT_EQ(doca_sync_event_start(event), DOCA_SUCCESS);
 	auto waiter = std::async(std::launch::async, [&] { return doca_sync_event_wait_gt(event, 0, UINT64_MAX); });
 	auto yielder =
-		std::async(std::launch::async, [&] { return doca_sync_event_wait_gt_yield(event, 0, UINT64_MAX); });
+	    std::async(std::launch::async, [&] { return doca_sync_event_wait_gt_yield(event, 0, UINT64_MAX); });
 	std::this_thread::sleep_for(std::chrono::milliseconds(30));
 	host->kill9();
 	EXPECT_EQ(host->wait(), SIGKILL);
@@ -242,7 +242,7 @@ TEST(XprocSyncEventConcurrentTest, HostWaiterAndDpuTaskSeePeerDie)
 		auto dpu = start_peer("dpu");
 		ASSERT_EQ(dpu->call("se_import 03:00.0 0 " + blob), "ok 0");
 		auto waiter =
-			std::async(std::launch::async, [&] { return doca_sync_event_wait_gt(ev.event, 0, UINT64_MAX); });
+		    std::async(std::launch::async, [&] { return doca_sync_event_wait_gt(ev.event, 0, UINT64_MAX); });
 		std::this_thread::sleep_for(std::chrono::milliseconds(30));
 		dpu->kill9();
 		EXPECT_EQ(dpu->wait(), SIGKILL);

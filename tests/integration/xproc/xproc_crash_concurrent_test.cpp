@@ -56,7 +56,7 @@ TEST(XprocCrashConcurrentTest, HostKilledMidTransferFailsInFlightAndLaterTasks)
 		killer.join();
 		EXPECT_EQ(host->wait(), SIGKILL);
 		EXPECT_TRUE(status == DOCA_ERROR_NOT_CONNECTED || status == DOCA_ERROR_IO_FAILED)
-			<< doca_error_get_name(status);
+		    << doca_error_get_name(status);
 		EXPECT_LT(after_kill, 100000u);
 		// Every later task fails cleanly too, whichever direction.
 		for (int i = 0; i < 3; ++i) {
