@@ -70,6 +70,12 @@ uint64_t process_start_time(uint32_t pid) noexcept
 	if (p == nullptr)
 		return 0;
 	++p;
+	// A process that has exited but was not reaped yet (zombie, or dead) keeps its /proc entry;
+	// it can no longer be inside an access, so it has no live identity.
+	while (*p == ' ')
+		++p;
+	if (*p == 'Z' || *p == 'X' || *p == 'x')
+		return 0;
 	// After ')' comes field 3 (state); start time is field 22, i.e. the 20th field from here.
 	for (int field = 3; field < 22; ++field) {
 		while (*p == ' ')
