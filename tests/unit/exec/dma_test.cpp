@@ -8,6 +8,9 @@
 #include <numeric>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "device/topology.hpp"
 #include "support/dma_fixture.h"
 
 using softdpu_test::DmaSetup;
@@ -292,6 +295,54 @@ TEST(DmaApi, DocumentedArgumentErrors)
 	ASSERT_EQ(doca_pe_connect_ctx(setup.pe, doca_dma_as_ctx(dma)), DOCA_SUCCESS);
 	EXPECT_EQ(doca_ctx_start(doca_dma_as_ctx(dma)), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_dma_destroy(dma), DOCA_SUCCESS);
+}
+
+} // namespace
+
+namespace {
+
+// A device whose topology entry has no DMA engine: every documented NOT_SUPPORTED return.
+TEST(DmaApi, DeviceWithoutDmaEngineIsNotSupported)
+{
+	auto text = nlohmann::json::parse(softdpu::device::Topology::builtin_default_text());
+	for (auto &function : text["dpu"]["functions"])
+		if (function["name"] == "p1")
+			function["caps"] = {{"dma_memcpy", false}};
+	auto parsed = softdpu::device::Topology::parse(text.dump(), "no-dma-p1.json", softdpu::device::Side::dpu);
+	ASSERT_TRUE(parsed.topology) << parsed.error;
+	softdpu::device::testing::ScopedTopology scoped(parsed.topology);
+
+	doca_devinfo **list = nullptr;
+	uint32_t count = 0;
+	ASSERT_EQ(doca_devinfo_create_list(&list, &count), DOCA_SUCCESS);
+	doca_devinfo *no_dma = nullptr;
+	for (uint32_t i = 0; i < count; ++i) {
+		uint8_t is_p1 = 0;
+		ASSERT_EQ(doca_devinfo_is_equal_pci_addr(list[i], "03:00.1", &is_p1), DOCA_SUCCESS);
+		if (is_p1 && no_dma == nullptr)
+			no_dma = list[i];
+	}
+	ASSERT_NE(no_dma, nullptr);
+	EXPECT_EQ(doca_dma_cap_task_memcpy_is_supported(no_dma), DOCA_ERROR_NOT_SUPPORTED);
+	uint32_t list_len = 0;
+	uint64_t buf_size = 0;
+	EXPECT_EQ(doca_dma_cap_task_memcpy_get_max_buf_list_len(no_dma, &list_len), DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_EQ(doca_dma_cap_task_memcpy_get_max_buf_size(no_dma, &buf_size), DOCA_ERROR_NOT_SUPPORTED);
+
+	doca_dev *dev = nullptr;
+	ASSERT_EQ(doca_dev_open(no_dma, &dev), DOCA_SUCCESS);
+	doca_pe *pe = nullptr;
+	ASSERT_EQ(doca_pe_create(&pe), DOCA_SUCCESS);
+	doca_dma *dma = nullptr;
+	ASSERT_EQ(doca_dma_create(dev, &dma), DOCA_SUCCESS);
+	ASSERT_EQ(doca_pe_connect_ctx(pe, doca_dma_as_ctx(dma)), DOCA_SUCCESS);
+	ASSERT_EQ(doca_dma_task_memcpy_set_conf(dma, on_success, on_error, 4), DOCA_SUCCESS);
+	EXPECT_EQ(doca_ctx_start(doca_dma_as_ctx(dma)), DOCA_ERROR_NOT_SUPPORTED)
+		<< "doca_ctx_start: a device the context does not support";
+	EXPECT_EQ(doca_dma_destroy(dma), DOCA_SUCCESS);
+	EXPECT_EQ(doca_pe_destroy(pe), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
+	EXPECT_EQ(doca_devinfo_destroy_list(list), DOCA_SUCCESS);
 }
 
 } // namespace
