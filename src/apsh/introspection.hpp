@@ -1,0 +1,174 @@
+// The contract between App Shield's DOCA API layer (src/apsh/api/) and the Linux guest reader
+// (src/apsh/source/, paging/, kernel/, linux/). The reader turns a physical-memory source into
+// snapshots of kernel objects; the API layer validates arguments, applies DOCA's limits and
+// hands the snapshots out through doca_apsh_*_info_get. Nothing here knows about DOCA handles.
+#pragma once
+
+#include <doca_error.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace softdpu::apsh {
+
+// An error with a reason a user can act on ("ram.img: not a memory image: no kernel found").
+struct Status {
+	doca_error_t code = DOCA_SUCCESS;
+	std::string reason;
+	bool ok() const { return code == DOCA_SUCCESS; }
+	static Status success() { return {}; }
+};
+
+// One range of guest-physical RAM and where its bytes are in the source file.
+struct RamRange {
+	uint64_t gpa_start = 0;
+	uint64_t gpa_end = 0; // exclusive
+	uint64_t file_offset = 0;
+};
+
+enum class SourceKind {
+	automatic,	   // detect from the file's header: ELF core, LiME, otherwise raw
+	qemu_shared_ram, // the memory-backend-file of a running QEMU guest
+	raw,		   // a flat image (offset = GPA within the ranges)
+	elf_core,	   // QEMU dump-guest-memory (ELF)
+	lime,		   // LiME
+};
+
+struct SourceSpec {
+	SourceKind kind = SourceKind::automatic;
+	std::string path;
+	std::string qmp_socket;	      // optional: ask QEMU for the RAM layout
+	std::vector<RamRange> ranges; // empty: derive from the source (headers, QMP, file size)
+};
+
+// What a user may supply instead of letting the reader derive it from memory. Everything is
+// optional: with nothing set, the reader finds VMCOREINFO, kallsyms and BTF in guest memory.
+struct KernelHints {
+	std::optional<uint64_t> kpgd;				   // physical address of the kernel's top page table
+	std::unordered_map<std::string, uint64_t> symbols; // name -> address
+	bool symbols_are_slid = true;				   // false: unslid (System.map) values, KASLR to be found
+	std::vector<uint8_t> btf;				   // raw BTF blob (as /sys/kernel/btf/vmlinux)
+};
+
+// Upper bounds on every walk: a torn or hostile list ends the walk instead of hanging it.
+struct Limits {
+	uint32_t processes = 32768;
+	uint32_t threads = 65536;
+	uint32_t vads = 65536;
+	uint32_t modules = 4096;
+	uint32_t libs = 4096;
+	uint32_t string_bytes = 4096;
+};
+
+struct Process {
+	uint64_t task = 0; // guest virtual address of the task_struct (the reader's handle)
+	uint32_t pid = 0;
+	uint32_t ppid = 0;
+	std::string comm;
+	uint64_t cpu_time_ns = 0; // utime + stime
+	uint32_t uid = 0;
+	uint32_t gid = 0;
+	uint64_t state = 0; // task_struct.__state
+	bool is_kernel_thread = false;
+};
+
+struct Thread {
+	uint64_t task = 0;
+	uint32_t pid = 0; // thread group id
+	uint32_t tid = 0;
+	uint64_t state = 0;
+	std::string process_name;
+	std::string thread_name;
+};
+
+struct Library {
+	uint32_t pid = 0;
+	std::string path;
+	uint64_t load_address = 0;
+};
+
+// PROT_READ/PROT_WRITE/PROT_EXEC bits from vm_flags.
+struct MemoryArea {
+	uint32_t pid = 0;
+	std::string process_name;
+	uint64_t start = 0;
+	uint64_t end = 0;	   // exclusive
+	uint64_t offset = 0;   // file offset in bytes (0 for anonymous areas, as procfs prints)
+	uint32_t protection = 0;
+	std::string file_path; // "[heap]", "[stack]", "[vdso]", or empty for other anonymous areas
+	bool file_backed = false;
+};
+
+struct Module {
+	uint64_t address = 0;
+	std::string name;
+	uint64_t size = 0;
+};
+
+struct EnvVar {
+	uint32_t pid = 0;
+	std::string variable;
+	std::string value;
+};
+
+struct ProcessParameters {
+	uint32_t pid = 0;
+	std::string cmd_line; // arguments joined by single spaces
+	std::string image_path;
+	uint64_t image_base = 0;
+};
+
+struct Connection {
+	uint32_t pid = 0;
+	std::string comm;
+	int protocol = 0; // IPPROTO_TCP or IPPROTO_UDP
+	int family = 0;	  // AF_INET or AF_INET6
+	std::string local_addr;
+	std::string remote_addr;
+	uint16_t local_port = 0;
+	uint16_t remote_port = 0;
+	int state = 0; // TCP state (1 = ESTABLISHED, 10 = LISTEN); 7 (CLOSE) for unconnected UDP
+};
+
+struct Injection {
+	uint32_t pid = 0;
+	MemoryArea area;	 // the suspicious area
+	uint64_t suspected_start = 0;
+	uint64_t suspected_end = 0;
+};
+
+// A guest whose kernel has been located. Queries read the source afresh each time (the guest
+// keeps running), so two calls may differ; each result is consistent within itself as far as
+// the walk could tell, and every walk is bounded by Limits.
+class LinuxSystem {
+public:
+	virtual ~LinuxSystem() = default;
+
+	static Status open(const SourceSpec &source, const KernelHints &hints, const Limits &limits,
+			   std::unique_ptr<LinuxSystem> &out);
+
+	virtual Status processes(std::vector<Process> &out) = 0;
+	virtual Status threads(const Process &process, std::vector<Thread> &out) = 0;
+	virtual Status libraries(const Process &process, std::vector<Library> &out) = 0;
+	virtual Status memory_areas(const Process &process, std::vector<MemoryArea> &out) = 0;
+	virtual Status modules(std::vector<Module> &out) = 0;
+	virtual Status envars(const Process &process, std::vector<EnvVar> &out) = 0;
+	virtual Status parameters(const Process &process, ProcessParameters &out) = 0;
+	virtual Status connections(std::vector<Connection> &out) = 0;
+	virtual Status injections(const Process &process, std::vector<Injection> &out) = 0;
+
+	// Reads one page of a process's memory. Returns false when the page is not present.
+	virtual bool read_user_page(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out) = 0;
+	// Reads user memory; stops at the first page that is not present, returns the bytes read.
+	virtual size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) = 0;
+
+	// What the reader found, for diagnostics and the CLI ("6.1.0-56-amd64, 5-level, KASLR +0x3600000").
+	virtual std::string describe() const = 0;
+};
+
+} // namespace softdpu::apsh
