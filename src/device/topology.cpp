@@ -36,6 +36,81 @@ const char *to_string(LinkLayer layer) noexcept
 	return layer == LinkLayer::ethernet ? "ethernet" : "infiniband";
 }
 
+const char *to_string(MemoryKind kind) noexcept
+{
+	switch (kind) {
+	case MemoryKind::automatic:
+		return "auto";
+	case MemoryKind::qemu_shared_ram:
+		return "qemu_shared_ram";
+	case MemoryKind::raw:
+		return "raw";
+	case MemoryKind::elf_core:
+		return "elf_core";
+	case MemoryKind::lime:
+		return "lime";
+	}
+	return "?";
+}
+
+std::optional<MemoryKind> memory_kind_from_string(std::string_view text) noexcept
+{
+	for (MemoryKind kind : {MemoryKind::automatic, MemoryKind::qemu_shared_ram, MemoryKind::raw,
+				MemoryKind::elf_core, MemoryKind::lime})
+		if (text == to_string(kind))
+			return kind;
+	return std::nullopt;
+}
+
+std::optional<MemorySource> parse_memory_source_spec(std::string_view text, std::string &error)
+{
+	error.clear();
+	const size_t colon = text.find(':');
+	if (colon == std::string_view::npos) {
+		error = "expected <kind>:<path>[,qmp=<socket>], got \"" + std::string(text) + "\"";
+		return std::nullopt;
+	}
+	MemorySource source;
+	auto kind = memory_kind_from_string(text.substr(0, colon));
+	if (!kind) {
+		error = "unknown memory kind \"" + std::string(text.substr(0, colon)) +
+			"\" (expected auto, qemu_shared_ram, raw, elf_core or lime)";
+		return std::nullopt;
+	}
+	source.kind = *kind;
+	std::string_view rest = text.substr(colon + 1);
+	if (const size_t comma = rest.rfind(",qmp="); comma != std::string_view::npos) {
+		source.qmp_socket = std::string(rest.substr(comma + 5));
+		rest = rest.substr(0, comma);
+		if (source.qmp_socket.empty()) {
+			error = "empty QMP socket path after \",qmp=\"";
+			return std::nullopt;
+		}
+		if (source.kind != MemoryKind::qemu_shared_ram && source.kind != MemoryKind::automatic) {
+			error = "a QMP socket only goes with qemu_shared_ram";
+			return std::nullopt;
+		}
+	}
+	if (rest.empty()) {
+		error = "empty memory source path";
+		return std::nullopt;
+	}
+	source.path = std::string(rest);
+	return source;
+}
+
+std::optional<MemorySource> memory_source_from_environment(std::string &error)
+{
+	error.clear();
+	const char *value = std::getenv("SOFTDPU_APSH_MEMORY");
+	if (value == nullptr || *value == '\0')
+		return std::nullopt;
+	auto source = parse_memory_source_spec(value, error);
+	if (!source)
+		error = "SOFTDPU_APSH_MEMORY: " + error;
+	return source;
+}
+
 Capabilities default_capabilities(Side side, FuncType type) noexcept
 {
 	Capabilities caps; // DMA and mmap export on every function

@@ -381,11 +381,36 @@ private:
 		topology_->functions_.push_back(std::move(function));
 	}
 
+	// App Shield: the memory of the system behind a representor (docs/apsh.md).
+	static MemorySource read_memory_source(const json &value, const std::string &path)
+	{
+		ObjectReader reader(value, path, {"kind", "path", "qmp"});
+		MemorySource source;
+		const std::string kind = *reader.string("kind", true);
+		auto parsed = memory_kind_from_string(kind);
+		if (!parsed)
+			fail(reader.member_path("kind"),
+			     "unknown memory kind " + shown(kind) +
+				 " (expected auto, qemu_shared_ram, raw, elf_core or lime)");
+		source.kind = *parsed;
+		source.path = *reader.string("path", true);
+		if (source.path.empty())
+			fail(reader.member_path("path"), "empty path");
+		if (auto qmp = reader.string("qmp", false)) {
+			if (qmp->empty())
+				fail(reader.member_path("qmp"), "empty path");
+			if (source.kind != MemoryKind::qemu_shared_ram && source.kind != MemoryKind::automatic)
+				fail(reader.member_path("qmp"), "a QMP socket only goes with kind \"qemu_shared_ram\"");
+			source.qmp_socket = *qmp;
+		}
+		return source;
+	}
+
 	void read_representor(const json &value, const std::string &path)
 	{
 		ObjectReader reader(
 		    value, path,
-		    {"name", "manager", "function", "emulated", "type", "pci", "vuid", "iface", "hotplug"});
+		    {"name", "manager", "function", "emulated", "type", "pci", "vuid", "iface", "hotplug", "memory"});
 		auto rep = std::make_unique<Representor>();
 		rep->name = *reader.string("name", true);
 		check_identifier(reader.member_path("name"), rep->name, kMaxNameLength, "name");
@@ -397,6 +422,8 @@ private:
 		}
 		if (auto hotplug = reader.boolean("hotplug"))
 			rep->hotplug = *hotplug;
+		if (reader.has("memory"))
+			rep->memory = read_memory_source(reader.raw("memory"), reader.member_path("memory"));
 
 		auto emulation = reader.string("emulated", false);
 		auto function = reader.string("function", false);
