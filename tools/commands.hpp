@@ -11,5 +11,6 @@ using Arguments = std::span<const std::string_view>;
 
 int devices_command(Arguments args);
 int topology_command(Arguments args);
+int memif_command(Arguments args);
 
 } // namespace softdpu::cli

@@ -16,6 +16,7 @@ struct Subcommand {
 constexpr Subcommand kSubcommands[] = {
     {"devices", softdpu::cli::devices_command, "list the emulated local devices and representors [--json]"},
     {"topology", softdpu::cli::topology_command, "check FILE | default: validate or print topology files"},
+    {"memif", softdpu::cli::memif_command, "gen | sink | responder: memif packet generator, sink, ARP/ping responder"},
 };
 
 void print_usage(std::FILE *out)
