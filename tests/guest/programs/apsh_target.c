@@ -4,7 +4,8 @@
 // file at a non-zero offset, opens sockets, writes what it did to an info file and sleeps.
 //
 // Usage: apsh_target --comm NAME --info FILE [--tcp-port N] [--udp-port N] [--tcp6-port N]
-//                    [--map-file PATH] [MARKER...]
+//                    [--map-file PATH] [--uid N --gid N] [MARKER...]
+// With --uid/--gid it drops to those ids once its sockets are open.
 // Arguments that do not start with "--" are markers for command-line checks and are ignored.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -37,6 +39,8 @@ struct options {
 	int tcp_port;
 	int udp_port;
 	int tcp6_port;
+	long uid; // -1: keep
+	long gid;
 };
 
 struct thread_slot {
@@ -66,9 +70,18 @@ static int parse_port(const char *text)
 	return (int)value;
 }
 
+static long parse_id(const char *text)
+{
+	char *end = NULL;
+	long value = strtol(text, &end, 10);
+	if (*text == '\0' || *end != '\0' || value < 0 || value > 65534)
+		die("bad uid/gid '%s' (0..65534)", text);
+	return value;
+}
+
 static struct options parse_options(int argc, char **argv)
 {
-	struct options opts = {0};
+	struct options opts = {.uid = -1, .gid = -1};
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i];
 		if (strncmp(arg, "--", 2) != 0)
@@ -88,12 +101,18 @@ static struct options parse_options(int argc, char **argv)
 			opts.udp_port = parse_port(value);
 		else if (strcmp(arg, "--tcp6-port") == 0)
 			opts.tcp6_port = parse_port(value);
+		else if (strcmp(arg, "--uid") == 0)
+			opts.uid = parse_id(value);
+		else if (strcmp(arg, "--gid") == 0)
+			opts.gid = parse_id(value);
 		else
 			die("unknown option %s", arg);
 	}
 	if (!opts.comm || !opts.info_path)
 		die("usage: apsh_target --comm NAME --info FILE [--tcp-port N] [--udp-port N] [--tcp6-port N] "
-		    "[--map-file PATH] [MARKER...]");
+		    "[--map-file PATH] [--uid N --gid N] [MARKER...]");
+	if ((opts.uid < 0) != (opts.gid < 0))
+		die("--uid and --gid go together");
 	if (strlen(opts.comm) > 15)
 		die("--comm '%s' is longer than the kernel's 15 characters", opts.comm);
 	return opts;
@@ -209,6 +228,14 @@ int main(int argc, char **argv)
 	if (opts.tcp6_port) {
 		bound_socket(AF_INET6, SOCK_STREAM, "::", opts.tcp6_port);
 		fprintf(info, "tcp6_listen=[::]:%d\n", opts.tcp6_port);
+	}
+
+	if (opts.uid >= 0) {
+		// Group first: once the uid is dropped, the gid can no longer change.
+		if (setgroups(0, NULL) != 0 || setresgid((gid_t)opts.gid, (gid_t)opts.gid, (gid_t)opts.gid) != 0 ||
+		    setresuid((uid_t)opts.uid, (uid_t)opts.uid, (uid_t)opts.uid) != 0)
+			die("cannot switch to uid %ld gid %ld: %s", opts.uid, opts.gid, strerror(errno));
+		fprintf(info, "uid=%ld\ngid=%ld\n", opts.uid, opts.gid);
 	}
 
 	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
