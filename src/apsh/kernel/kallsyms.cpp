@@ -1,0 +1,118 @@
+#include "apsh/kernel/kallsyms.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+namespace softdpu::apsh::kernel {
+
+namespace {
+
+constexpr uint32_t max_symbols = 4u << 20;        // far above any real kernel (~100k)
+constexpr uint64_t max_names_bytes = 32ull << 20; // the 6.1 names table is ~1 MB
+constexpr uint64_t token_table_bytes = 64u << 10; // 256 short tokens
+
+Status corrupt(const std::string &what)
+{
+	return Status{DOCA_ERROR_INVALID_VALUE, "kallsyms tables are corrupt: " + what};
+}
+
+} // namespace
+
+Status Kallsyms::decode_tables(std::span<const uint8_t> names, std::span<const uint8_t> token_table,
+			       std::span<const uint8_t> token_index, std::span<const uint8_t> offsets,
+			       uint64_t relative_base, uint32_t count, Kallsyms &out)
+{
+	out.symbols_.clear();
+	if (count == 0 || count > max_symbols)
+		return corrupt("implausible symbol count " + std::to_string(count));
+	if (token_index.size() < 256 * 2)
+		return corrupt("token index is short");
+	if (offsets.size() / 4 < count)
+		return corrupt("offset table is short");
+	// Expand the 256 tokens once.
+	std::array<std::string_view, 256> tokens;
+	for (size_t i = 0; i < 256; i++) {
+		uint16_t at;
+		std::memcpy(&at, token_index.data() + i * 2, 2);
+		if (at >= token_table.size())
+			return corrupt("token " + std::to_string(i) + " lies outside the token table");
+		auto rest = token_table.subspan(at);
+		auto nul = std::find(rest.begin(), rest.end(), uint8_t{0});
+		if (nul == rest.end())
+			return corrupt("token " + std::to_string(i) + " is not terminated");
+		tokens[i] = std::string_view(reinterpret_cast<const char *>(rest.data()),
+					     static_cast<size_t>(nul - rest.begin()));
+	}
+	out.symbols_.reserve(count);
+	size_t pos = 0;
+	std::string name;
+	for (uint32_t i = 0; i < count; i++) {
+		if (pos >= names.size())
+			return corrupt("names end after " + std::to_string(i) + " of " + std::to_string(count));
+		size_t length = names[pos++];
+		if (length & 0x80) { // "big" symbol: 7 low bits, then the next byte's bits 7 and up
+			if (pos >= names.size())
+				return corrupt("truncated big-symbol length");
+			length = (length & 0x7f) | (size_t{names[pos++]} << 7);
+		}
+		if (length == 0 || length > names.size() - pos)
+			return corrupt("name " + std::to_string(i) + " runs past the table");
+		name.clear();
+		for (size_t t = 0; t < length; t++)
+			name += tokens[names[pos + t]];
+		pos += length;
+		if (name.size() < 2)
+			continue;
+		int32_t offset;
+		std::memcpy(&offset, offsets.data() + uint64_t{i} * 4, 4);
+		// CONFIG_KALLSYMS_ABSOLUTE_PERCPU: non-negative values are absolute (per-CPU symbols),
+		// negative ones count down from relative_base.
+		uint64_t address = offset >= 0
+				       ? static_cast<uint64_t>(offset)
+				       : relative_base - 1 - static_cast<uint64_t>(static_cast<int64_t>(offset));
+		char type = name[0];
+		auto [it, inserted] = out.symbols_.try_emplace(name.substr(1), Entry{address, type});
+		// Prefer a global symbol over a local one of the same name.
+		if (!inserted && it->second.type >= 'a' && type >= 'A' && type <= 'Z')
+			it->second = Entry{address, type};
+	}
+	return Status::success();
+}
+
+Status Kallsyms::decode(const paging::AddressSpace &kernel, const KallsymsTables &where, Kallsyms &out)
+{
+	auto count = kernel.read_value<uint32_t>(where.num_syms);
+	if (!count)
+		return Status{DOCA_ERROR_NOT_FOUND, "kallsyms_num_syms is not mapped"};
+	auto relative_base = kernel.read_value<uint64_t>(where.relative_base);
+	if (!relative_base)
+		return Status{DOCA_ERROR_NOT_FOUND, "kallsyms_relative_base is not mapped"};
+	if (*count == 0 || *count > max_symbols)
+		return corrupt("implausible symbol count " + std::to_string(*count));
+	// The names table ends before the next table the kernel lays out after it.
+	uint64_t names_end = where.names + max_names_bytes;
+	for (uint64_t next : {where.token_table, where.token_index, where.offsets, where.relative_base})
+		if (next > where.names && next < names_end)
+			names_end = next;
+	std::vector<uint8_t> names(names_end - where.names);
+	names.resize(kernel.read(where.names, names));
+	std::vector<uint8_t> token_table(token_table_bytes);
+	token_table.resize(kernel.read(where.token_table, token_table));
+	std::vector<uint8_t> token_index(512);
+	std::vector<uint8_t> offsets(uint64_t{*count} * 4);
+	if (!kernel.read_exact(where.token_index, token_index) || !kernel.read_exact(where.offsets, offsets))
+		return Status{DOCA_ERROR_NOT_FOUND, "kallsyms tables are not mapped"};
+	return decode_tables(names, token_table, token_index, offsets, *relative_base, *count, out);
+}
+
+std::optional<uint64_t> Kallsyms::find(std::string_view name) const
+{
+	auto it = symbols_.find(std::string(name));
+	if (it == symbols_.end())
+		return std::nullopt;
+	return it->second.address;
+}
+
+} // namespace softdpu::apsh::kernel

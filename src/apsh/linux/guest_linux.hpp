@@ -1,0 +1,74 @@
+// The Linux walkers behind LinuxSystem: tasks, threads, memory areas (maple tree or vm_next
+// list), libraries, environment, command lines, modules, sockets and injection candidates, all
+// read through the kernel's page tables with offsets from BTF. Every walk validates pointers and
+// is bounded by Limits; a torn or cyclic list ends the walk with an error naming the spot.
+// Queries are serialised by a mutex (the translation cache is shared).
+#pragma once
+
+#include "apsh/introspection.hpp"
+#include "apsh/kernel/kernel_image.hpp"
+#include "apsh/linux/layout.hpp"
+#include "apsh/source/physical_memory.hpp"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace softdpu::apsh::os {
+
+class GuestLinux final : public LinuxSystem {
+public:
+	static Status create(std::unique_ptr<source::PhysicalMemory> memory, std::unique_ptr<kernel::KernelImage> image,
+			     const Limits &limits, std::unique_ptr<GuestLinux> &out);
+
+	Status processes(std::vector<Process> &out) override;
+	Status threads(const Process &process, std::vector<Thread> &out) override;
+	Status libraries(const Process &process, std::vector<Library> &out) override;
+	Status memory_areas(const Process &process, std::vector<MemoryArea> &out) override;
+	Status modules(std::vector<Module> &out) override;
+	Status envars(const Process &process, std::vector<EnvVar> &out) override;
+	Status parameters(const Process &process, ProcessParameters &out) override;
+	Status connections(std::vector<Connection> &out) override;
+	Status injections(const Process &process, std::vector<Injection> &out) override;
+	bool read_user_page(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out) override;
+	size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) override;
+	std::string describe() const override;
+
+	const kernel::KernelImage &image() const { return *image_; }
+	const KernelLayout &layout() const { return layout_; }
+
+private:
+	GuestLinux() = default;
+
+	// Kernel reads.
+	const paging::AddressSpace &kernel() const { return *image_->kernel_space; }
+	bool valid_kernel_pointer(uint64_t pointer) const;
+	std::optional<uint64_t> read_field(uint64_t base, const Field &field) const;
+	std::optional<uint64_t> read_pointer(uint64_t base, const Field &field) const;
+	std::string read_string(uint64_t va, size_t max_bytes) const;
+	std::string read_char_array(uint64_t base, const Field &field) const;
+
+	// Shared walks (callers hold mutex_).
+	Status walk_processes(std::vector<Process> &out);
+	bool read_process(uint64_t task, Process &out) const;
+	Status task_mm(const Process &process, uint64_t &mm) const;
+	Status walk_areas(const Process &process, uint64_t mm, std::vector<MemoryArea> &out);
+	Status collect_vmas(uint64_t mm, std::vector<uint64_t> &vmas) const;
+	Status walk_maple_node(uint64_t encoded, uint64_t min, uint64_t max, int depth, std::vector<uint64_t> &vmas,
+			       size_t &nodes) const;
+	std::string file_path(uint64_t file) const;
+	std::unique_ptr<paging::AddressSpace> user_space(uint64_t mm) const;
+	Status read_user_strings(const Process &process, const Field &start_field, const Field &end_field,
+				 std::vector<std::string> &out);
+	std::string special_mapping_name(uint64_t vma) const;
+
+	std::unique_ptr<source::PhysicalMemory> memory_;
+	std::unique_ptr<kernel::KernelImage> image_;
+	KernelLayout layout_;
+	Limits limits_;
+	std::optional<uint64_t> socket_file_ops_, special_mapping_vmops_;
+	std::mutex mutex_;
+};
+
+} // namespace softdpu::apsh::os

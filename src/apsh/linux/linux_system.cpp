@@ -1,0 +1,26 @@
+// LinuxSystem::open: maps the source, locates the kernel, resolves the layout from BTF and hands
+// out the walker (GuestLinux).
+#include "apsh/linux/guest_linux.hpp"
+
+namespace softdpu::apsh {
+
+Status LinuxSystem::open(const SourceSpec &source_spec, const KernelHints &hints, const Limits &limits,
+			 std::unique_ptr<LinuxSystem> &out)
+{
+	std::unique_ptr<source::PhysicalMemory> memory;
+	Status status = source::PhysicalMemory::open(source_spec, memory);
+	if (!status.ok())
+		return status;
+	auto image = std::make_unique<kernel::KernelImage>();
+	status = kernel::locate_kernel(*memory, hints, *image);
+	if (!status.ok())
+		return Status{status.code, source_spec.path + ": " + status.reason};
+	std::unique_ptr<os::GuestLinux> system;
+	status = os::GuestLinux::create(std::move(memory), std::move(image), limits, system);
+	if (!status.ok())
+		return Status{status.code, source_spec.path + ": " + status.reason};
+	out = std::move(system);
+	return Status::success();
+}
+
+} // namespace softdpu::apsh

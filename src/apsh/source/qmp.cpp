@@ -1,0 +1,243 @@
+#include "apsh/source/qmp.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace softdpu::apsh::source {
+
+namespace {
+
+Status error(doca_error_t code, std::string reason)
+{
+	return Status{code, std::move(reason)};
+}
+
+// A connected QMP socket that reads line-delimited JSON replies with a deadline.
+class QmpConnection {
+public:
+	~QmpConnection()
+	{
+		if (fd_ >= 0)
+			::close(fd_);
+	}
+
+	Status connect(const std::string &path)
+	{
+		sockaddr_un address{};
+		address.sun_family = AF_UNIX;
+		if (path.size() >= sizeof(address.sun_path))
+			return error(DOCA_ERROR_INVALID_VALUE, "QMP socket path is too long: " + path);
+		std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+		fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd_ < 0)
+			return error(DOCA_ERROR_OPERATING_SYSTEM, std::string("socket: ") + std::strerror(errno));
+		if (::connect(fd_, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0)
+			return error(DOCA_ERROR_NOT_CONNECTED,
+				     "cannot connect to QMP socket " + path + ": " + std::strerror(errno));
+		return Status::success();
+	}
+
+	Status send(const std::string &command)
+	{
+		std::string line = command + "\n";
+		size_t sent = 0;
+		while (sent < line.size()) {
+			ssize_t n = ::send(fd_, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return error(DOCA_ERROR_IO_FAILED, std::string("QMP send: ") + std::strerror(errno));
+			sent += static_cast<size_t>(n);
+		}
+		return Status::success();
+	}
+
+	// The next JSON object that is not an asynchronous event.
+	Status receive(nlohmann::json &reply)
+	{
+		for (int messages = 0; messages < 1000; messages++) {
+			std::string line;
+			Status status = read_line(line);
+			if (!status.ok())
+				return status;
+			reply = nlohmann::json::parse(line, nullptr, false);
+			if (reply.is_discarded() || !reply.is_object())
+				return error(DOCA_ERROR_IO_FAILED, "QMP sent something that is not a JSON object");
+			if (!reply.contains("event"))
+				return Status::success();
+		}
+		return error(DOCA_ERROR_IO_FAILED, "QMP sent only events");
+	}
+
+private:
+	Status read_line(std::string &line)
+	{
+		constexpr size_t max_reply = 16u << 20;
+		for (;;) {
+			auto newline = buffer_.find('\n');
+			if (newline != std::string::npos) {
+				line = buffer_.substr(0, newline);
+				buffer_.erase(0, newline + 1);
+				return Status::success();
+			}
+			if (buffer_.size() > max_reply)
+				return error(DOCA_ERROR_IO_FAILED, "QMP reply is too long");
+			pollfd waiter{fd_, POLLIN, 0};
+			int ready = ::poll(&waiter, 1, 5000);
+			if (ready < 0 && errno == EINTR)
+				continue;
+			if (ready == 0)
+				return error(DOCA_ERROR_TIME_OUT, "QMP did not answer within 5 s");
+			char chunk[65536];
+			ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				return error(DOCA_ERROR_CONNECTION_RESET, "QMP closed the connection");
+			buffer_.append(chunk, static_cast<size_t>(n));
+		}
+	}
+
+	int fd_ = -1;
+	std::string buffer_;
+};
+
+bool parse_hex(std::string_view text, uint64_t &value)
+{
+	if (text.empty() || text.size() > 16)
+		return false;
+	value = 0;
+	for (char c : text) {
+		int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+		if (digit < 0)
+			return false;
+		value = value << 4 | static_cast<uint64_t>(digit);
+	}
+	return true;
+}
+
+struct MtreePiece {
+	uint64_t start, end; // end exclusive
+	uint64_t offset;
+	std::string type, name;
+};
+
+// "  0000000000000000-000000000009ffff (prio 0, ram): ram0 @0000000000000000 ..."
+bool parse_piece(std::string_view line, MtreePiece &piece)
+{
+	size_t first = line.find_first_not_of(' ');
+	if (first == std::string_view::npos)
+		return false;
+	line.remove_prefix(first);
+	size_t dash = line.find('-');
+	size_t space = line.find(' ');
+	if (dash == std::string_view::npos || space == std::string_view::npos || dash > space)
+		return false;
+	uint64_t last;
+	if (!parse_hex(line.substr(0, dash), piece.start) ||
+	    !parse_hex(line.substr(dash + 1, space - dash - 1), last) || last < piece.start || last == UINT64_MAX)
+		return false;
+	piece.end = last + 1;
+	size_t comma = line.find(", ", space);
+	size_t close = line.find("): ", space);
+	if (comma == std::string_view::npos || close == std::string_view::npos || close < comma)
+		return false;
+	piece.type = std::string(line.substr(comma + 2, close - comma - 2));
+	std::string_view rest = line.substr(close + 3);
+	size_t name_end = rest.find(' ');
+	piece.name = std::string(rest.substr(0, name_end));
+	piece.offset = 0;
+	size_t at = rest.find(" @");
+	if (at != std::string_view::npos) {
+		std::string_view offset = rest.substr(at + 2);
+		offset = offset.substr(0, offset.find(' '));
+		if (!parse_hex(offset, piece.offset))
+			return false;
+	}
+	return true;
+}
+
+} // namespace
+
+Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out)
+{
+	out.clear();
+	std::vector<MtreePiece> pieces;
+	bool in_memory_view = false, seen_memory_view = false;
+	while (!text.empty()) {
+		size_t newline = text.find('\n');
+		std::string_view line = text.substr(0, newline);
+		text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+		if (line.starts_with("FlatView")) {
+			if (seen_memory_view)
+				break;
+			in_memory_view = false;
+			continue;
+		}
+		if (line.find("AS \"memory\"") != std::string_view::npos) {
+			in_memory_view = seen_memory_view = true;
+			continue;
+		}
+		MtreePiece piece;
+		if (in_memory_view && parse_piece(line, piece) && (piece.type == "ram" || piece.type == "rom"))
+			pieces.push_back(piece);
+	}
+	if (!seen_memory_view)
+		return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree has no view of the \"memory\" address space");
+	// The guest's RAM backend is the RAM region covering the most bytes; ROM aliases of the same
+	// backend (the legacy BIOS window) hold RAM bytes too.
+	std::map<std::string, uint64_t> ram_bytes;
+	for (const MtreePiece &piece : pieces)
+		if (piece.type == "ram")
+			ram_bytes[piece.name] += piece.end - piece.start;
+	if (ram_bytes.empty())
+		return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree lists no RAM");
+	auto backend = std::max_element(ram_bytes.begin(), ram_bytes.end(), [](const auto &a, const auto &b) {
+			       return a.second < b.second;
+		       })->first;
+	for (const MtreePiece &piece : pieces) {
+		if (piece.name != backend)
+			continue;
+		if (!out.empty() && out.back().gpa_end == piece.start &&
+		    out.back().file_offset + (out.back().gpa_end - out.back().gpa_start) == piece.offset)
+			out.back().gpa_end = piece.end;
+		else
+			out.push_back({piece.start, piece.end, piece.offset});
+	}
+	return Status::success();
+}
+
+Status query_qmp_ram_ranges(const std::string &socket_path, std::vector<RamRange> &out)
+{
+	QmpConnection qmp;
+	Status status = qmp.connect(socket_path);
+	nlohmann::json reply;
+	if (status.ok())
+		status = qmp.receive(reply); // greeting
+	if (status.ok() && !reply.contains("QMP"))
+		status = error(DOCA_ERROR_IO_FAILED, "QMP socket " + socket_path + " did not greet with QMP");
+	if (status.ok())
+		status = qmp.send(R"({"execute":"qmp_capabilities"})");
+	if (status.ok())
+		status = qmp.receive(reply);
+	if (status.ok())
+		status =
+		    qmp.send(R"({"execute":"human-monitor-command","arguments":{"command-line":"info mtree -f"}})");
+	if (status.ok())
+		status = qmp.receive(reply);
+	if (!status.ok())
+		return status;
+	if (!reply.contains("return") || !reply["return"].is_string())
+		return error(DOCA_ERROR_IO_FAILED, "QMP refused `info mtree -f`: " + reply.dump());
+	return parse_mtree_ram_ranges(reply["return"].get<std::string>(), out);
+}
+
+} // namespace softdpu::apsh::source
