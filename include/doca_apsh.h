@@ -166,9 +166,8 @@ doca_error_t doca_apsh_attst_refresh(struct doca_apsh_attestation ***attestation
 DOCA_EXPERIMENTAL
 void doca_apsh_attestation_free(struct doca_apsh_attestation **attestation);
 DOCA_EXPERIMENTAL
-const void *__doca_apsh_attst_info_get(struct doca_apsh_attestation *attestation,
-				       enum doca_apsh_attestation_attr attr);
-#define doca_apsh_attst_info_get(attestation, attr)                                                \
+const void *__doca_apsh_attst_info_get(struct doca_apsh_attestation *attestation, enum doca_apsh_attestation_attr attr);
+#define doca_apsh_attst_info_get(attestation, attr)                                                                    \
 	((attr##_TYPE)(uintptr_t)__doca_apsh_attst_info_get(attestation, attr))
 
 /* Windows only: NOT_SUPPORTED for Linux systems. */
@@ -179,7 +178,7 @@ DOCA_EXPERIMENTAL
 void doca_apsh_privileges_free(struct doca_apsh_privilege **privileges);
 DOCA_EXPERIMENTAL
 const void *__doca_apsh_privilege_info_get(struct doca_apsh_privilege *privilege, enum doca_apsh_privilege_attr attr);
-#define doca_apsh_privilege_info_get(privilege, attr)                                              \
+#define doca_apsh_privilege_info_get(privilege, attr)                                                                  \
 	((attr##_TYPE)(uintptr_t)__doca_apsh_privilege_info_get(privilege, attr))
 
 /* Windows only in DOCA 2.5; softdpu supports it for Linux. */
@@ -210,7 +209,7 @@ DOCA_EXPERIMENTAL
 void doca_apsh_ldrmodules_free(struct doca_apsh_ldrmodule **ldrmodules);
 DOCA_EXPERIMENTAL
 const void *__doca_apsh_ldrmodule_info_get(struct doca_apsh_ldrmodule *ldrmodule, enum doca_apsh_ldrmodule_attr attr);
-#define doca_apsh_ldrmodule_info_get(ldrmodule, attr)                                              \
+#define doca_apsh_ldrmodule_info_get(ldrmodule, attr)                                                                  \
 	((attr##_TYPE)(uintptr_t)__doca_apsh_ldrmodule_info_get(ldrmodule, attr))
 
 /* Windows only in DOCA 2.5; softdpu supports it for Linux. */
@@ -223,7 +222,7 @@ void doca_apsh_injection_detect_free(struct doca_apsh_injection_detect **suspect
 DOCA_EXPERIMENTAL
 const void *__doca_apsh_injection_detect_info_get(struct doca_apsh_injection_detect *suspected_injection,
 						  enum doca_apsh_injection_detect_attr attr);
-#define doca_apsh_injection_detect_info_get(suspected_injection, attr)                             \
+#define doca_apsh_injection_detect_info_get(suspected_injection, attr)                                                 \
 	((attr##_TYPE)(uintptr_t)__doca_apsh_injection_detect_info_get(suspected_injection, attr))
 
 /* Windows only: NOT_SUPPORTED for Linux systems. */
@@ -243,7 +242,7 @@ DOCA_EXPERIMENTAL
 void doca_apsh_netscan_free(struct doca_apsh_netscan **connections);
 DOCA_EXPERIMENTAL
 const void *__doca_apsh_netscan_info_get(struct doca_apsh_netscan *connection, enum doca_apsh_netscan_attr attr);
-#define doca_apsh_netscan_info_get(connection, attr)                                               \
+#define doca_apsh_netscan_info_get(connection, attr)                                                                   \
 	((attr##_TYPE)(uintptr_t)__doca_apsh_netscan_info_get(connection, attr))
 
 /* Windows only in DOCA 2.5; softdpu supports it for Linux. */
@@ -255,7 +254,7 @@ void doca_apsh_process_parameters_free(struct doca_apsh_process_parameters *proc
 DOCA_EXPERIMENTAL
 const void *__doca_apsh_process_parameters_info_get(struct doca_apsh_process_parameters *process_parameters,
 						    enum doca_apsh_process_parameters_attr attr);
-#define doca_apsh_process_parameters_info_get(process_parameters, attr)                            \
+#define doca_apsh_process_parameters_info_get(process_parameters, attr)                                                \
 	((attr##_TYPE)(uintptr_t)__doca_apsh_process_parameters_info_get(process_parameters, attr))
 
 /* Scans the process's memory areas (scan_type: enum doca_apsh_yara_scan_type bits) in windows of

@@ -24,23 +24,23 @@ struct doca_dev_rep;
 
 /* System configuration (doca_apsh_sys_config). */
 enum doca_apsh_system_config_attr {
-	DOCA_APSH_OS_SYMBOL_MAP = 0,	  /* path of the OS symbol map */
-	DOCA_APSH_MEM_REGION = 1,	  /* path of the memory regions file */
-	DOCA_APSH_KPGD_FILE = 2,	  /* path of the kpgd file */
-	DOCA_APSH_VHCA_ID = 3,		  /* the system's representor device */
-	DOCA_APSH_OS_TYPE = 4,		  /* enum doca_apsh_system_os */
-	DOCA_APSH_SCAN_WIN_SIZE = 5,	  /* YARA scan window size, bytes */
-	DOCA_APSH_SCAN_WIN_STEP = 6,	  /* YARA scan window step, bytes */
-	DOCA_APSH_HASHTEST_LIMIT = 7,	  /* most memory areas attested per process */
-	DOCA_APSH_MODULES_LIMIT = 8,	  /* most kernel modules listed */
-	DOCA_APSH_PROCESS_LIMIT = 9,	  /* most processes listed */
-	DOCA_APSH_THREADS_LIMIT = 10,	  /* most threads listed per process */
-	DOCA_APSH_LDRMODULES_LIMIT = 11,  /* most LDR modules listed per process (Windows) */
-	DOCA_APSH_LIBS_LIMIT = 12,	  /* most libraries listed per process */
-	DOCA_APSH_VADS_LIMIT = 13,	  /* most memory areas listed per process */
+	DOCA_APSH_OS_SYMBOL_MAP = 0,         /* path of the OS symbol map */
+	DOCA_APSH_MEM_REGION = 1,            /* path of the memory regions file */
+	DOCA_APSH_KPGD_FILE = 2,             /* path of the kpgd file */
+	DOCA_APSH_VHCA_ID = 3,               /* the system's representor device */
+	DOCA_APSH_OS_TYPE = 4,               /* enum doca_apsh_system_os */
+	DOCA_APSH_SCAN_WIN_SIZE = 5,         /* YARA scan window size, bytes */
+	DOCA_APSH_SCAN_WIN_STEP = 6,         /* YARA scan window step, bytes */
+	DOCA_APSH_HASHTEST_LIMIT = 7,        /* most memory areas attested per process */
+	DOCA_APSH_MODULES_LIMIT = 8,         /* most kernel modules listed */
+	DOCA_APSH_PROCESS_LIMIT = 9,         /* most processes listed */
+	DOCA_APSH_THREADS_LIMIT = 10,        /* most threads listed per process */
+	DOCA_APSH_LDRMODULES_LIMIT = 11,     /* most LDR modules listed per process (Windows) */
+	DOCA_APSH_LIBS_LIMIT = 12,           /* most libraries listed per process */
+	DOCA_APSH_VADS_LIMIT = 13,           /* most memory areas listed per process */
 	DOCA_APSH_WINDOWS_ENVARS_LIMIT = 14, /* length limit of a Windows environment block */
-	DOCA_APSH_HANDLES_LIMIT = 15,	  /* most handles listed per process (Windows) */
-	DOCA_APSH_STRING_LIMIT = 16,	  /* longest string read from the system, bytes */
+	DOCA_APSH_HANDLES_LIMIT = 15,        /* most handles listed per process (Windows) */
+	DOCA_APSH_STRING_LIMIT = 16,         /* longest string read from the system, bytes */
 };
 
 enum doca_apsh_system_os {
@@ -161,9 +161,9 @@ enum doca_apsh_attestation_attr {
 	DOCA_APSH_ATTESTATION_PROTECTION = 3,
 	DOCA_APSH_ATTESTATION_START_ADDRESS = 4,
 	DOCA_APSH_ATTESTATION_END_ADDRESS = 5,
-	DOCA_APSH_ATTESTATION_PAGES_NUMBER = 6,	    /* pages of the area in the binary file */
-	DOCA_APSH_ATTESTATION_PAGES_PRESENT = 7,    /* pages present in memory */
-	DOCA_APSH_ATTESTATION_MATCHING_HASHES = 8,  /* present pages whose hash matches the file's */
+	DOCA_APSH_ATTESTATION_PAGES_NUMBER = 6,         /* pages of the area in the binary file */
+	DOCA_APSH_ATTESTATION_PAGES_PRESENT = 7,        /* pages present in memory */
+	DOCA_APSH_ATTESTATION_MATCHING_HASHES = 8,      /* present pages whose hash matches the file's */
 	DOCA_APSH_ATTESTATION_HASH_DATA_IS_PRESENT = 9, /* the hash map holds the area's file */
 };
 
@@ -327,14 +327,14 @@ typedef char *DOCA_APSH_PROCESS_PARAMETERS_IMAGE_FULL_PATH_TYPE;
 
 /* YARA. */
 enum doca_apsh_yara_rule {
-	DOCA_APSH_YARA_RULE_HELLO_WORLD = 0,		  /* rule "Hello_World" */
+	DOCA_APSH_YARA_RULE_HELLO_WORLD = 0,              /* rule "Hello_World" */
 	DOCA_APSH_YARA_RULE_REFLECTIVE_DLL_INJECTION = 1, /* rule "Reflective_Dll_Injection" */
-	DOCA_APSH_YARA_RULE_MIMIKATZ = 2,		  /* rule "Mimikatz" */
+	DOCA_APSH_YARA_RULE_MIMIKATZ = 2,                 /* rule "Mimikatz" */
 };
 
 /* Bitmask. */
 enum doca_apsh_yara_scan_type {
-	DOCA_APSH_YARA_SCAN_VMA = 1,	  /* every memory area; overrides the other bits */
+	DOCA_APSH_YARA_SCAN_VMA = 1,       /* every memory area; overrides the other bits */
 	DOCA_APSH_YARA_SCAN_HEAP = 1 << 1, /* heap areas only */
 };
 

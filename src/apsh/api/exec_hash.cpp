@@ -1,0 +1,196 @@
+// The attestation hash map: see exec_hash.hpp and docs/apsh.md.
+#include "apsh/api/exec_hash.hpp"
+
+#include "apsh/api/config_files.hpp"
+#include "common/json_depth.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+namespace softdpu::apsh::api {
+
+namespace {
+
+using Json = nlohmann::json;
+
+Status invalid(std::string reason)
+{
+	return {DOCA_ERROR_INVALID_VALUE, std::move(reason)};
+}
+
+template <typename T> T read_le(std::span<const uint8_t> bytes, size_t at) noexcept
+{
+	T value = 0;
+	for (size_t i = 0; i < sizeof(T); ++i)
+		value |= static_cast<T>(static_cast<T>(bytes[at + i]) << (8 * i));
+	return value;
+}
+
+std::string_view base_name(std::string_view path) noexcept
+{
+	const size_t slash = path.rfind('/');
+	return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+} // namespace
+
+const ExecHashFile *ExecHashMap::find(std::string_view path) const noexcept
+{
+	const ExecHashFile *by_name = nullptr;
+	size_t same_name = 0;
+	for (const ExecHashFile &file : files) {
+		if (file.path == path)
+			return &file;
+		if (base_name(file.path) == base_name(path)) {
+			by_name = &file;
+			++same_name;
+		}
+	}
+	return same_name == 1 ? by_name : nullptr;
+}
+
+Sha256Digest hash_page(std::span<const uint8_t> bytes) noexcept
+{
+	std::array<uint8_t, kPageSize> page{};
+	const size_t n = std::min<size_t>(bytes.size(), kPageSize);
+	std::memcpy(page.data(), bytes.data(), n);
+	return Sha256::of(page);
+}
+
+Status hash_file_bytes(std::span<const uint8_t> bytes, const std::string &path, ExecHashFile &out)
+{
+	out = {};
+	out.path = path;
+	out.size = bytes.size();
+	auto hash_range = [&](uint64_t begin, uint64_t end) {
+		for (uint64_t offset = begin & ~(kPageSize - 1); offset < end && offset < bytes.size();
+		     offset += kPageSize)
+			out.pages[offset] =
+			    hash_page(bytes.subspan(offset, std::min<uint64_t>(kPageSize, bytes.size() - offset)));
+	};
+	static constexpr uint8_t kMagic[4] = {0x7f, 'E', 'L', 'F'};
+	if (bytes.size() < 64 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
+		hash_range(0, bytes.size());
+		return Status::success();
+	}
+	out.elf = true;
+	if (bytes[4] != 2 || bytes[5] != 1)
+		return invalid(path + ": only 64-bit little-endian ELF files are supported");
+	const uint64_t phoff = read_le<uint64_t>(bytes, 32);
+	const uint16_t phentsize = read_le<uint16_t>(bytes, 54);
+	const uint16_t phnum = read_le<uint16_t>(bytes, 56);
+	if (phnum == 0)
+		return Status::success();
+	if (phentsize < 56)
+		return invalid(path + ": ELF program header entries too small (" + std::to_string(phentsize) +
+			       " bytes)");
+	if (phoff > bytes.size() || static_cast<uint64_t>(phnum) * phentsize > bytes.size() - phoff)
+		return invalid(path + ": ELF program headers run past the end of the file");
+	for (uint16_t i = 0; i < phnum; ++i) {
+		const size_t at = phoff + static_cast<size_t>(i) * phentsize;
+		const uint32_t type = read_le<uint32_t>(bytes, at);
+		const uint32_t flags = read_le<uint32_t>(bytes, at + 4);
+		const uint64_t offset = read_le<uint64_t>(bytes, at + 8);
+		const uint64_t filesz = read_le<uint64_t>(bytes, at + 32);
+		constexpr uint32_t kPtLoad = 1, kPfX = 1;
+		if (type != kPtLoad || !(flags & kPfX))
+			continue;
+		if (offset > bytes.size() || filesz > bytes.size() - offset)
+			return invalid(path + ": executable segment " + std::to_string(i) +
+				       " runs past the end of the file");
+		hash_range(offset, offset + filesz);
+	}
+	return Status::success();
+}
+
+Status parse_exec_hash_map(std::string_view text, const std::string &name, ExecHashMap &out)
+{
+	if (softdpu::json::nesting_depth(text) > 16)
+		return invalid(name + ": $: document nested too deeply");
+	Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
+	if (doc.is_discarded())
+		return invalid(name + ": $: invalid JSON (not a hash map written by softdpu-exec-hash-build-map?)");
+	if (!doc.is_object() || doc.value("format", Json()) != "softdpu-exec-hash-map")
+		return invalid(name + ": $.format: expected \"softdpu-exec-hash-map\"");
+	if (doc.value("version", Json()) != 1)
+		return invalid(name + ": $.version: expected 1");
+	if (doc.contains("page_size") && doc.at("page_size") != kPageSize)
+		return invalid(name + ": $.page_size: only 4096 is supported");
+	if (doc.contains("hash") && doc.at("hash") != "sha256")
+		return invalid(name + ": $.hash: only \"sha256\" is supported");
+	if (!doc.contains("files") || !doc.at("files").is_array())
+		return invalid(name + ": $.files: expected an array");
+	const Json &files = doc.at("files");
+	if (files.size() > kMaxHashMapFiles)
+		return invalid(name + ": $.files: more than " + std::to_string(kMaxHashMapFiles) + " files");
+	ExecHashMap parsed;
+	for (size_t i = 0; i < files.size(); ++i) {
+		const std::string path = name + ": $.files[" + std::to_string(i) + "]";
+		const Json &file = files[i];
+		if (!file.is_object() || !file.contains("path") || !file.at("path").is_string())
+			return invalid(path + ".path: expected a string");
+		if (!file.contains("pages") || !file.at("pages").is_array())
+			return invalid(path + ".pages: expected an array");
+		ExecHashFile entry;
+		entry.path = file.at("path").get<std::string>();
+		if (file.contains("size")) {
+			if (!file.at("size").is_number_unsigned())
+				return invalid(path + ".size: expected a non-negative integer");
+			entry.size = file.at("size").get<uint64_t>();
+		}
+		if (file.contains("elf")) {
+			if (!file.at("elf").is_boolean())
+				return invalid(path + ".elf: expected true or false");
+			entry.elf = file.at("elf").get<bool>();
+		}
+		const Json &pages = file.at("pages");
+		for (size_t j = 0; j < pages.size(); ++j) {
+			const std::string page_path = path + ".pages[" + std::to_string(j) + "]";
+			const Json &page = pages[j];
+			if (!page.is_object() || !page.contains("offset") || !page.at("offset").is_number_unsigned())
+				return invalid(page_path + ".offset: expected a non-negative integer");
+			const uint64_t offset = page.at("offset").get<uint64_t>();
+			if (offset % kPageSize != 0)
+				return invalid(page_path + ".offset: not a multiple of 4096");
+			Sha256Digest digest;
+			if (!page.contains("sha256") || !page.at("sha256").is_string() ||
+			    !from_hex(page.at("sha256").get<std::string>(), digest))
+				return invalid(page_path + ".sha256: expected 64 hex digits");
+			entry.pages[offset] = digest;
+		}
+		parsed.files.push_back(std::move(entry));
+	}
+	out = std::move(parsed);
+	return Status::success();
+}
+
+Status load_exec_hash_map(const std::string &path, ExecHashMap &out)
+{
+	std::string text;
+	if (Status status = read_file(path, kMaxConfigFileBytes, text); !status.ok())
+		return status;
+	return parse_exec_hash_map(text, path, out);
+}
+
+std::string format_exec_hash_map(const ExecHashMap &map)
+{
+	Json files = Json::array();
+	for (const ExecHashFile &file : map.files) {
+		Json pages = Json::array();
+		for (const auto &[offset, digest] : file.pages)
+			pages.push_back({{"offset", offset}, {"sha256", to_hex(digest)}});
+		files.push_back(
+		    {{"path", file.path}, {"size", file.size}, {"elf", file.elf}, {"pages", std::move(pages)}});
+	}
+	Json doc = {{"format", "softdpu-exec-hash-map"},
+		    {"version", 1},
+		    {"page_size", kPageSize},
+		    {"hash", "sha256"},
+		    {"files", std::move(files)}};
+	return doc.dump(1) + "\n";
+}
+
+} // namespace softdpu::apsh::api

@@ -1,0 +1,148 @@
+// The objects behind App Shield's opaque DOCA types, and who owns what.
+//
+// doca_apsh_ctx and doca_apsh_system are handles over shared state: a system keeps its context's
+// state (and the DMA device user reference) alive, and every snapshot (a *_get result) keeps its
+// system's state alive, so destroying a handle never invalidates an array the caller still holds
+// (DOCA: "this will not destroy process/module/libs ..."). Snapshots are owned by a registry keyed
+// by the array pointer handed out; *_free looks the pointer up, so a foreign or double-freed
+// pointer is logged and ignored instead of corrupting memory.
+#pragma once
+
+#include "apsh/api/yara_scan.hpp"
+#include "apsh/introspection.hpp"
+
+#include <doca_apsh.h>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace softdpu::apsh::api {
+
+struct ContextState {
+	std::mutex mutex;
+	doca_dev *dma_dev = nullptr; // held as a device user while set
+	bool started = false;
+	~ContextState();
+};
+
+// DOCA-visible settings of a system (doca_apsh_sys_config and the setters).
+struct SystemSettings {
+	bool os_type_set = false;
+	std::string symbol_map_path;
+	bool symbol_map_set = false;
+	std::string mem_region_path;
+	bool mem_region_set = false;
+	std::string kpgd_path;
+	KernelHints hints;            // from the symbol map and kpgd files
+	std::vector<RamRange> ranges; // from the memory-region file
+	doca_dev_rep *rep = nullptr;  // held as a representor user while set
+	WindowSettings window;
+	Limits limits;
+	uint32_t hashtest_limit = 65536; // memory areas attested per process
+	uint32_t ldrmodules_limit = 4096;
+	uint32_t windows_envars_limit = 4096;
+	uint32_t handles_limit = 65536;
+};
+
+struct SystemState {
+	std::shared_ptr<ContextState> ctx;
+	std::mutex mutex; // serialises queries on one system
+	SystemSettings settings;
+	std::unique_ptr<LinuxSystem> guest; // set by doca_apsh_system_start
+	bool started() const noexcept { return guest != nullptr; }
+	~SystemState();
+};
+
+// How the API opens a guest; tests replace it (testing.hpp).
+using Opener =
+    std::function<Status(const SourceSpec &, const KernelHints &, const Limits &, std::unique_ptr<LinuxSystem> &)>;
+Opener current_opener();
+
+// Resolves the memory source of a representor: SOFTDPU_APSH_MEMORY, else the topology's.
+Status memory_source_of(const doca_dev_rep &rep, SourceSpec &out);
+
+// "rwx" with '-' for missing bits, as procfs prints the first three columns.
+std::string protection_string(uint32_t prot);
+
+} // namespace softdpu::apsh::api
+
+struct doca_apsh_ctx {
+	std::shared_ptr<softdpu::apsh::api::ContextState> state = std::make_shared<softdpu::apsh::api::ContextState>();
+};
+
+struct doca_apsh_system {
+	std::shared_ptr<softdpu::apsh::api::SystemState> state = std::make_shared<softdpu::apsh::api::SystemState>();
+};
+
+struct doca_apsh_process {
+	std::shared_ptr<softdpu::apsh::api::SystemState> system;
+	softdpu::apsh::Process p;
+};
+
+struct doca_apsh_thread {
+	softdpu::apsh::Thread t;
+};
+
+struct doca_apsh_lib {
+	softdpu::apsh::Library l;
+};
+
+struct doca_apsh_vad {
+	softdpu::apsh::MemoryArea a;
+	std::string protection;
+};
+
+struct doca_apsh_module {
+	softdpu::apsh::Module m;
+};
+
+struct doca_apsh_envar {
+	softdpu::apsh::EnvVar e;
+};
+
+struct doca_apsh_netscan {
+	softdpu::apsh::Connection c;
+	std::string protocol;
+	std::string state;
+	std::string time; // not recorded by Linux: empty
+};
+
+struct doca_apsh_process_parameters {
+	softdpu::apsh::ProcessParameters p;
+};
+
+struct doca_apsh_injection_detect {
+	softdpu::apsh::Injection i;
+	std::string protection;
+	std::string tag; // Windows pool tag: empty on Linux
+};
+
+struct doca_apsh_attestation {
+	uint32_t pid = 0;
+	std::string comm;
+	std::string path;
+	std::string protection;
+	uint64_t start = 0;
+	uint64_t end = 0;
+	int pages_number = 0;
+	int pages_present = 0;
+	int matching_hashes = 0;
+	bool hash_data_is_present = false;
+};
+
+struct doca_apsh_yara {
+	uint32_t pid = 0;
+	std::string comm;
+	std::string rule;
+	uint64_t window_addr = 0;
+	uint64_t window_len = 0;
+};
+
+// Windows-only objects: never created for a Linux system.
+struct doca_apsh_privilege {};
+struct doca_apsh_handle {};
+struct doca_apsh_ldrmodule {};
+struct doca_apsh_sid {};

@@ -1,0 +1,103 @@
+// YARA scanning of process memory in windows (DOCA's scan window size and step), with libyara.
+//
+// A memory area is read page by page; runs of present pages are scanned in windows that start at
+// area_start + k * step and are `size` bytes long (clipped where the run of present pages ends;
+// windows that start on a page that is not present are skipped). Every (rule, window) pair that
+// matches is reported. Rules whose conditions only become truer with more data ("any of them",
+// "all of them": every built-in rule) allow a prefilter: a run is first scanned as a whole, and
+// its windows only when some rule matched there.
+#pragma once
+
+#include "apsh/introspection.hpp"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct YR_RULES;
+
+namespace softdpu::apsh::api {
+
+// Compiled rules. Thread-safe to scan concurrently (each scan has its own scanner).
+class YaraRules {
+public:
+	~YaraRules();
+	YaraRules(const YaraRules &) = delete;
+	YaraRules &operator=(const YaraRules &) = delete;
+
+	// Compiles rule text; errors carry the source name, line and libyara's message.
+	static Status compile(std::string_view text, const std::string &source_name, bool monotonic,
+			      std::shared_ptr<YaraRules> &out);
+	// DOCA's three rules (Hello_World, Reflective_Dll_Injection, Mimikatz), compiled once.
+	static std::shared_ptr<YaraRules> builtin();
+	static std::string_view builtin_text() noexcept;
+
+	YR_RULES *rules() const noexcept { return rules_; }
+	bool monotonic() const noexcept { return monotonic_.load(std::memory_order_relaxed); }
+	void set_monotonic(bool monotonic) noexcept { monotonic_.store(monotonic, std::memory_order_relaxed); }
+	const std::vector<std::string> &rule_names() const noexcept { return names_; }
+
+private:
+	YaraRules() = default;
+	YR_RULES *rules_ = nullptr;
+	std::atomic<bool> monotonic_{false};
+	std::vector<std::string> names_;
+};
+
+struct WindowSettings {
+	uint32_t size = 4096;
+	uint32_t step = 4096;
+};
+
+struct YaraHit {
+	std::string rule;
+	uint64_t window_addr = 0;
+	uint64_t window_len = 0;
+};
+
+// Which rule names count (empty: all of the rule set).
+using RuleFilter = std::vector<std::string>;
+
+class WindowScanner {
+public:
+	WindowScanner(std::shared_ptr<YaraRules> rules, RuleFilter filter, WindowSettings window, size_t max_hits);
+	~WindowScanner();
+	WindowScanner(const WindowScanner &) = delete;
+	WindowScanner &operator=(const WindowScanner &) = delete;
+
+	Status ok() const { return init_; }
+
+	// Scans one memory area [start, end) read through read_page (false: page not present).
+	using PageReader = std::function<bool(uint64_t page_va, std::span<uint8_t, 4096> out)>;
+	Status scan_area(uint64_t start, uint64_t end, const PageReader &read_page);
+	// Scans windows over bytes already in memory: windows start at area_start + k * step, those
+	// starting in [run_va, limit_va) are scanned, clipped to the end of the bytes.
+	Status scan_run(std::span<const uint8_t> bytes, uint64_t run_va, uint64_t area_start, uint64_t limit_va);
+
+	std::vector<YaraHit> &hits() noexcept { return hits_; }
+	bool truncated() const noexcept { return truncated_; }
+
+private:
+	// Names of the rules (in the filter) matching these bytes.
+	Status scan_bytes(std::span<const uint8_t> bytes, std::vector<const char *> &matched);
+
+	std::shared_ptr<YaraRules> rules_;
+	RuleFilter filter_;
+	WindowSettings window_;
+	size_t max_hits_;
+	struct Scanner;
+	std::unique_ptr<Scanner> scanner_;
+	Status init_;
+	std::vector<YaraHit> hits_;
+	bool truncated_ = false;
+	std::vector<uint8_t> buffer_;
+};
+
+// Baseline for the benchmark: libyara over a flat buffer, one scan. Returns the matching rule count.
+Status scan_flat_baseline(const YaraRules &rules, std::span<const uint8_t> bytes, size_t &matches);
+
+} // namespace softdpu::apsh::api
