@@ -269,6 +269,13 @@ int memif_app_service(struct memif_app *app)
 	return 0;
 }
 
+uint16_t memif_app_buffers_per_frame(const struct memif_app *app, uint32_t frame_len)
+{
+	uint32_t buffer_size = app->options.buffer_size != 0 ? app->options.buffer_size : 2048;
+	uint32_t buffers = (frame_len + buffer_size - 1) / buffer_size;
+	return (uint16_t)(buffers == 0 ? 1 : buffers);
+}
+
 void memif_app_drain_tx(struct memif_app *app, double timeout_s)
 {
 	double deadline = memif_app_now() + timeout_s;

@@ -90,6 +90,12 @@ int memif_app_wait_connected(struct memif_app *app);
 int memif_app_service(struct memif_app *app);
 /* Deletes the interface and socket and releases libmemif. */
 void memif_app_close(struct memif_app *app);
+/*
+ * Buffers a frame of frame_len bytes needs on tx queue 0. memif_buffer_alloc's count is in
+ * buffers, not frames, so the caller must know the buffer size: ours as a client; as a server
+ * the client's, assumed equal to ours (--buffer-size; 2048 is the default of libmemif and DPDK).
+ */
+uint16_t memif_app_buffers_per_frame(const struct memif_app *app, uint32_t frame_len);
 /* Waits until the peer has taken everything queued on tx queue 0 (or timeout_s passed). */
 void memif_app_drain_tx(struct memif_app *app, double timeout_s);
 

@@ -63,7 +63,15 @@ static uint16_t inet_checksum(const uint8_t *data, uint32_t len)
 static void send_reply(struct responder *r, uint32_t len)
 {
 	uint16_t nbufs = 0;
-	int err = memif_buffer_alloc(r->app->conn, 0, r->tx_bufs, 1, &nbufs, (uint16_t)len);
+	int err = MEMIF_ERR_SUCCESS;
+	/* Ask for the buffers one frame needs; if the peer's buffers are smaller than ours, ask for
+	 * one more at a time (fewer than two frames' worth, so never a second frame). */
+	for (uint16_t want = memif_app_buffers_per_frame(r->app, len); nbufs == 0 && want <= MEMIF_APP_MAX_SEGMENTS;
+	     want++) {
+		err = memif_buffer_alloc(r->app->conn, 0, r->tx_bufs, want, &nbufs, (uint16_t)len);
+		if (err != MEMIF_ERR_SUCCESS)
+			break;
+	}
 	if (err != MEMIF_ERR_SUCCESS || nbufs == 0) {
 		r->tx_failures++; /* ring full or link down: the peer will retry */
 		return;
@@ -317,9 +325,10 @@ int memif_app_responder_main(int argc, char **argv)
 		if (count != 0 && r->arp_replies + r->icmp_replies >= count)
 			break;
 		if (app.link_lost) {
-			fprintf(stderr, "%s: the peer disconnected\n", prog);
-			r->failed = 1;
-			break;
+			/* Not an error: a server waits for the next client, a client reconnects by itself. */
+			app.link_lost = 0;
+			r->frame_len = 0;
+			r->frame_too_long = 0;
 		}
 		if ((++iteration & 63) == 0 || received == 0) {
 			if (poll_mode)
@@ -328,7 +337,7 @@ int memif_app_responder_main(int argc, char **argv)
 				break;
 		}
 	}
-	if (!r->failed)
+	if (!r->failed && app.connected)
 		memif_app_drain_tx(&app, 1.0);
 	printf("%s: arp_replies=%" PRIu64 " icmp_replies=%" PRIu64 " ignored=%" PRIu64 " tx_failures=%" PRIu64 "\n",
 	       prog, r->arp_replies, r->icmp_replies, r->ignored, r->tx_failures);

@@ -203,10 +203,8 @@ int memif_app_gen_main(int argc, char **argv)
 		return parsed > 0 ? 0 : 2;
 	const char *prog = argv[0];
 
-	/* A frame needs at most size / 64 + 1 buffers (buffers hold at least 64 bytes). */
-	size_t max_bufs = (size_t)gen.burst * (gen.size / 64 + 1);
-	if (max_bufs > UINT16_MAX)
-		max_bufs = UINT16_MAX;
+	/* memif_buffer_alloc fills at most as many buffers as it is asked for (whole frames only). */
+	size_t max_bufs = (size_t)gen.burst * MEMIF_APP_MAX_SEGMENTS;
 	memif_buffer_t *tx_bufs = calloc(max_bufs, sizeof(*tx_bufs));
 	memif_buffer_t *rx_bufs = calloc(MEMIF_APP_MAX_BURST, sizeof(*rx_bufs));
 	if (tx_bufs == NULL || rx_bufs == NULL) {
@@ -215,7 +213,6 @@ int memif_app_gen_main(int argc, char **argv)
 		free(rx_bufs);
 		return 1;
 	}
-	uint16_t frames_per_alloc = (uint16_t)(max_bufs / (gen.size / 64 + 1));
 
 	memif_app_install_signal_handlers();
 	struct memif_app app;
@@ -224,6 +221,12 @@ int memif_app_gen_main(int argc, char **argv)
 		goto out_free;
 	if (memif_app_wait_connected(&app) != 0)
 		goto out_close;
+	uint16_t buffers_per_frame = memif_app_buffers_per_frame(&app, gen.size);
+	if (buffers_per_frame > MEMIF_APP_MAX_SEGMENTS) {
+		fprintf(stderr, "%s: a %u-byte frame needs more than %d buffers\n", prog, gen.size,
+			MEMIF_APP_MAX_SEGMENTS);
+		goto out_close;
+	}
 
 	struct memif_app_checker echo;
 	memif_app_checker_init(&echo, gen.verify, gen.size);
@@ -251,11 +254,10 @@ int memif_app_gen_main(int argc, char **argv)
 				   ? 0
 				   : (want < gen.window - in_flight ? want : gen.window - in_flight);
 		}
-		if (want > frames_per_alloc)
-			want = frames_per_alloc;
 		if (want > 0) {
 			uint16_t nbufs = 0;
-			int err = memif_buffer_alloc(app.conn, 0, tx_bufs, (uint16_t)want, &nbufs, (uint16_t)gen.size);
+			int err = memif_buffer_alloc(app.conn, 0, tx_bufs, (uint16_t)(want * buffers_per_frame), &nbufs,
+						     (uint16_t)gen.size);
 			if (err != MEMIF_ERR_SUCCESS && err != MEMIF_ERR_NOBUF_RING && app.connected) {
 				/* (a disconnect is reported by memif_app_service) */
 				fprintf(stderr, "%s: memif_buffer_alloc: %s\n", prog, memif_strerror(err));
