@@ -213,8 +213,9 @@ TEST_P(GuestSource, ProcessesMatchTheGuest)
 		EXPECT_EQ(proc.is_kernel_thread, gt->kernel_thread);
 		EXPECT_NE(proc.task, 0u);
 		// User processes sleep once the guest is READY; kernel threads change state freely.
-		if (!gt->kernel_thread && state_value(gt->state))
+		if (!gt->kernel_thread && state_value(gt->state)) {
 			EXPECT_EQ(proc.state, *state_value(gt->state));
+		}
 	}
 	for (const auto &proc : processes_) {
 		SCOPED_TRACE("reader pid " + std::to_string(proc.pid) + " " + proc.comm);
@@ -288,10 +289,11 @@ TEST_P(GuestSource, MemoryAreasMatchProcMaps)
 			EXPECT_EQ(got.protection, protection_of(want));
 			EXPECT_EQ(got.offset, want.offset);
 			EXPECT_EQ(got.file_backed, want.file_backed());
-			if (want.path == "[vvar]") // the contract names only heap, stack and vdso
+			if (want.path == "[vvar]") { // the contract names only heap, stack and vdso
 				EXPECT_TRUE(got.file_path.empty() || got.file_path == "[vvar]") << got.file_path;
-			else
+			} else {
 				EXPECT_EQ(got.file_path, want.path);
+			}
 		}
 	}
 }
@@ -311,9 +313,11 @@ TEST_P(GuestSource, LibrariesMatchTheMappedSharedObjects)
 			EXPECT_EQ(lib.load_address, loads[lib.path]) << lib.path;
 			reported.insert(lib.path);
 		}
-		for (const auto &[path, start] : loads)
-			if (path.find(".so") != std::string::npos)
+		for (const auto &[path, start] : loads) {
+			if (path.find(".so") != std::string::npos) {
 				EXPECT_TRUE(reported.contains(path)) << path << " not reported";
+			}
+		}
 	}
 	const auto *target = truth_->target("apsh_target");
 	ASSERT_NE(target, nullptr);

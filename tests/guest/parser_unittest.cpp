@@ -56,6 +56,7 @@ TEST_F(GroundTruthSample, KernelAndCommandLine)
 TEST_F(GroundTruthSample, TargetsAgreeWithProcfsOnProcessesAndThreads)
 {
 	ASSERT_EQ(gt_->targets.size(), 2u);
+	EXPECT_EQ(gt_->target("apsh_static")->fields.count("uid"), 1u) << "the static target runs as uid 1000";
 	for (const char *comm : {"apsh_target", "apsh_static"}) {
 		SCOPED_TRACE(comm);
 		const auto *target = gt_->target(comm);
@@ -66,6 +67,10 @@ TEST_F(GroundTruthSample, TargetsAgreeWithProcfsOnProcessesAndThreads)
 		EXPECT_EQ(proc->ppid, 1u);
 		EXPECT_FALSE(proc->kernel_thread);
 		EXPECT_FALSE(proc->transient);
+		// A target that dropped root says so in its info file; procfs must show the same ids.
+		auto uid = target->fields.find("uid"), gid = target->fields.find("gid");
+		EXPECT_EQ(proc->uid, uid == target->fields.end() ? 0u : std::stoul(uid->second));
+		EXPECT_EQ(proc->gid, gid == target->fields.end() ? 0u : std::stoul(gid->second));
 		// The info file's thread list is procfs's task list minus the main thread.
 		auto threads = gt_->threads_of(target->pid);
 		ASSERT_EQ(threads.size(), target->threads.size() + 1);
