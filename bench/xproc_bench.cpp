@@ -196,8 +196,13 @@ void start_host()
 	if (pipe(to_child) != 0 || pipe(from_child) != 0 || pipe(host.ping_pipe) != 0 || pipe(host.pong_pipe) != 0)
 		std::_Exit(1);
 	host.pid = fork();
-	if (host.pid == 0)
+	if (host.pid == 0) {
+		close(to_child[1]); // else the host never sees end-of-file when the DPU side is done
+		close(from_child[0]);
 		host_main(to_child[0], from_child[1]);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
 	host.cmd = to_child[1];
 	host.reply = from_child[0];
 	read_all(host.reply, host.mmap_blob, kBlob);

@@ -11,21 +11,28 @@
 
 namespace {
 
+// Local copies: below this, handing the copy to another core costs more than making it.
 constexpr uint64_t kDefaultEngineThreshold = 64 * 1024;
+// Copies that touch another process's memory are one process_vm_readv/writev system call each; the
+// kernel does the copy while the calling thread waits anyway, and a hand-off to the engine thread
+// (another core, a queue, a wake-up) costs a third of a 64 KiB transfer on these machines.
+constexpr uint64_t kDefaultXprocEngineThreshold = 1024 * 1024;
 
-uint64_t configured_engine_threshold() noexcept
+uint64_t threshold_from_env(const char *name, uint64_t fallback) noexcept
 {
-	const char *value = std::getenv("SOFTDPU_DMA_INLINE_MAX");
+	const char *value = std::getenv(name);
 	if (value == nullptr)
-		return kDefaultEngineThreshold;
+		return fallback;
 	char *end = nullptr;
 	const unsigned long long n = std::strtoull(value, &end, 0);
-	return (end == value || *end != '\0') ? kDefaultEngineThreshold : static_cast<uint64_t>(n);
+	return (end == value || *end != '\0') ? fallback : static_cast<uint64_t>(n);
 }
 
 } // namespace
 
-doca_dma::doca_dma(doca_dev *dev) noexcept : dev_(dev), engine_threshold_(configured_engine_threshold())
+doca_dma::doca_dma(doca_dev *dev) noexcept
+    : dev_(dev), engine_threshold_(threshold_from_env("SOFTDPU_DMA_INLINE_MAX", kDefaultEngineThreshold)),
+      xproc_engine_threshold_(threshold_from_env("SOFTDPU_DMA_XPROC_INLINE_MAX", kDefaultXprocEngineThreshold))
 {
 	dev_->add_user();
 }
@@ -66,8 +73,8 @@ doca_error_t doca_dma::on_start() noexcept
 	// The task callbacks have the memcpy signature; the generic task carries them as
 	// doca_task_completion_cb_t and they are only ever called with a doca_dma_task_memcpy.
 	const doca_error_t result = memcpy_pool_.allocate(
-		memcpy_pool_size_, this, kTaskMemcpy, reinterpret_cast<doca_task_completion_cb_t>(memcpy_on_success_),
-		reinterpret_cast<doca_task_completion_cb_t>(memcpy_on_error_));
+	    memcpy_pool_size_, this, kTaskMemcpy, reinterpret_cast<doca_task_completion_cb_t>(memcpy_on_success_),
+	    reinterpret_cast<doca_task_completion_cb_t>(memcpy_on_error_));
 	if (result != DOCA_SUCCESS)
 		SDK_LOG_ERR("failed to start DMA context: cannot allocate %u tasks", memcpy_pool_size_);
 	return result == DOCA_SUCCESS ? DOCA_SUCCESS : DOCA_ERROR_INITIALIZATION;
@@ -96,13 +103,14 @@ doca_error_t doca_dma::alloc_memcpy(const doca_buf *src, doca_buf *dst, union do
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_dma::check_memcpy(const doca_dma_task_memcpy &task, uint64_t *total_bytes, bool log) const noexcept
+doca_error_t doca_dma::check_memcpy(const doca_dma_task_memcpy &task, uint64_t *total_bytes, bool *cross_process,
+				    bool log) const noexcept
 {
-#define REJECT(code, ...)                                                                                  \
-	do {                                                                                               \
-		if (log)                                                                                   \
-			SDK_LOG_ERR(__VA_ARGS__);                                                          \
-		return code;                                                                               \
+#define REJECT(code, ...)                                                                                              \
+	do {                                                                                                           \
+		if (log)                                                                                               \
+			SDK_LOG_ERR(__VA_ARGS__);                                                                      \
+		return code;                                                                                           \
 	} while (0)
 
 	const auto &caps = dev_->caps();
@@ -110,12 +118,14 @@ doca_error_t doca_dma::check_memcpy(const doca_dma_task_memcpy &task, uint64_t *
 		REJECT(DOCA_ERROR_INVALID_VALUE, "memcpy task %p has no %s buffer", (const void *)&task,
 		       task.src == nullptr ? "source" : "destination");
 	if (!task.src->is_list_head() || !task.dst->is_list_head())
-		REJECT(DOCA_ERROR_INVALID_VALUE, "memcpy task %p: a buffer is not the head of its list", (const void *)&task);
+		REJECT(DOCA_ERROR_INVALID_VALUE, "memcpy task %p: a buffer is not the head of its list",
+		       (const void *)&task);
 	if (task.src->list_len() > caps.dma_max_buf_list_len || task.dst->list_len() > caps.dma_max_buf_list_len)
 		REJECT(DOCA_ERROR_INVALID_VALUE, "memcpy task %p: buffer list longer than the device's %u elements",
 		       (const void *)&task, caps.dma_max_buf_list_len);
 
 	uint64_t total = 0;
+	bool remote_seen = false;
 	for (const doca_buf *buf = task.src; buf != nullptr; buf = buf->next_in_list()) {
 		const doca_mmap *mmap = buf->mmap();
 		if (!mmap->has_device(dev_))
@@ -127,9 +137,11 @@ doca_error_t doca_dma::check_memcpy(const doca_dma_task_memcpy &task, uint64_t *
 				       "memcpy task %p: source memory was imported from an RDMA export (DMA needs a "
 				       "PCI export)",
 				       (const void *)&task);
-			if ((remote->access() & (DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE)) == 0)
+			if ((remote->access() & (DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE)) ==
+			    0)
 				REJECT(DOCA_ERROR_NOT_PERMITTED, "memcpy task %p: source export grants no PCI read",
 				       (const void *)&task);
+			remote_seen = true;
 		}
 		total += buf->data_len();
 	}
@@ -143,8 +155,9 @@ doca_error_t doca_dma::check_memcpy(const doca_dma_task_memcpy &task, uint64_t *
 	for (const doca_buf *buf = task.dst; buf != nullptr; buf = buf->next_in_list()) {
 		const doca_mmap *mmap = buf->mmap();
 		if (!mmap->has_device(dev_))
-			REJECT(DOCA_ERROR_NOT_PERMITTED, "memcpy task %p: destination memory is not mapped for device %s",
-			       (const void *)&task, dev_->function().name.c_str());
+			REJECT(DOCA_ERROR_NOT_PERMITTED,
+			       "memcpy task %p: destination memory is not mapped for device %s", (const void *)&task,
+			       dev_->function().name.c_str());
 		if (const softdpu::mem::RemoteMemory *remote = mmap->remote(); remote != nullptr) {
 			if (!remote->dma_capable())
 				REJECT(DOCA_ERROR_NOT_PERMITTED,
@@ -156,6 +169,7 @@ doca_error_t doca_dma::check_memcpy(const doca_dma_task_memcpy &task, uint64_t *
 				       "memcpy task %p: destination memory was exported read-only "
 				       "(DOCA_ACCESS_FLAG_PCI_READ_ONLY)",
 				       (const void *)&task);
+			remote_seen = true;
 		} else if ((mmap->permissions() & DOCA_ACCESS_FLAG_LOCAL_READ_WRITE) == 0) {
 			REJECT(DOCA_ERROR_NOT_PERMITTED, "memcpy task %p: destination memory map is read-only",
 			       (const void *)&task);
@@ -166,6 +180,7 @@ doca_error_t doca_dma::check_memcpy(const doca_dma_task_memcpy &task, uint64_t *
 		REJECT(DOCA_ERROR_INVALID_VALUE, "memcpy task %p: destination has room for %llu bytes, source has %llu",
 		       (const void *)&task, (unsigned long long)room, (unsigned long long)total);
 	*total_bytes = total;
+	*cross_process = remote_seen;
 	return DOCA_SUCCESS;
 #undef REJECT
 }
@@ -175,7 +190,9 @@ doca_error_t doca_dma::validate(const doca_task *task) const noexcept
 	if (task->type != kTaskMemcpy)
 		return DOCA_ERROR_INVALID_VALUE;
 	uint64_t total = 0;
-	const doca_error_t result = check_memcpy(*static_cast<const doca_dma_task_memcpy *>(task), &total, true);
+	bool cross_process = false;
+	const doca_error_t result =
+	    check_memcpy(*static_cast<const doca_dma_task_memcpy *>(task), &total, &cross_process, true);
 	// try_submit reports every invalid task the way DOCA documents it.
 	return result == DOCA_SUCCESS ? DOCA_SUCCESS : DOCA_ERROR_INVALID_VALUE;
 }
@@ -184,11 +201,12 @@ doca_dma::Execution doca_dma::on_submit(doca_task *task) noexcept
 {
 	auto *memcpy_task = static_cast<doca_dma_task_memcpy *>(task);
 	uint64_t total = 0;
+	bool cross_process = false;
 	// A bad task fails the way hardware fails it: through the error callback, later.
-	task->status = check_memcpy(*memcpy_task, &total, true);
+	task->status = check_memcpy(*memcpy_task, &total, &cross_process, true);
 	if (task->status != DOCA_SUCCESS)
 		return Execution::kDone;
-	if (total < engine_threshold_) {
+	if (total < (cross_process ? xproc_engine_threshold_ : engine_threshold_)) {
 		task->status = softdpu::dma::copy_buffer_lists(memcpy_task->src, memcpy_task->dst);
 		return Execution::kDone;
 	}

@@ -29,7 +29,8 @@ public:
 				  doca_dma_task_memcpy **task) noexcept;
 
 	// Why a memcpy task cannot run (DOCA_SUCCESS if it can); logs the reason when asked to.
-	doca_error_t check_memcpy(const doca_dma_task_memcpy &task, uint64_t *total_bytes, bool log) const noexcept;
+	doca_error_t check_memcpy(const doca_dma_task_memcpy &task, uint64_t *total_bytes, bool *cross_process,
+				  bool log) const noexcept;
 
 protected:
 	doca_error_t on_start() noexcept override;
@@ -46,6 +47,8 @@ private:
 	doca_dma_task_memcpy_completion_cb_t memcpy_on_error_ = nullptr;
 	uint32_t memcpy_pool_size_ = 0;
 	softdpu::exec::TaskPool<doca_dma_task_memcpy> memcpy_pool_;
-	// Copies of at least this many bytes go to the engine threads (SOFTDPU_DMA_INLINE_MAX).
+	// Copies of at least this many bytes go to the engine threads (SOFTDPU_DMA_INLINE_MAX); for copies
+	// that read or write another process's memory, SOFTDPU_DMA_XPROC_INLINE_MAX.
 	uint64_t engine_threshold_;
+	uint64_t xproc_engine_threshold_;
 };
