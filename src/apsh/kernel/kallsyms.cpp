@@ -13,6 +13,15 @@ constexpr uint32_t max_symbols = 4u << 20;        // far above any real kernel (
 constexpr uint64_t max_names_bytes = 32ull << 20; // the 6.1 names table is ~1 MB
 constexpr uint64_t token_table_bytes = 64u << 10; // 256 short tokens
 
+// FNV-1a: cheap, and only used to skip most string compares.
+uint32_t name_hash(std::string_view name)
+{
+	uint32_t hash = 2166136261u;
+	for (char c : name)
+		hash = (hash ^ static_cast<uint8_t>(c)) * 16777619u;
+	return hash;
+}
+
 Status corrupt(const std::string &what)
 {
 	return Status{DOCA_ERROR_INVALID_VALUE, "kallsyms tables are corrupt: " + what};
@@ -24,7 +33,8 @@ Status Kallsyms::decode_tables(std::span<const uint8_t> names, std::span<const u
 			       std::span<const uint8_t> token_index, std::span<const uint8_t> offsets,
 			       uint64_t relative_base, uint32_t count, Kallsyms &out)
 {
-	out.symbols_.clear();
+	out.entries_.clear();
+	out.arena_.clear();
 	if (count == 0 || count > max_symbols)
 		return corrupt("implausible symbol count " + std::to_string(count));
 	if (token_index.size() < 256 * 2)
@@ -45,9 +55,9 @@ Status Kallsyms::decode_tables(std::span<const uint8_t> names, std::span<const u
 		tokens[i] = std::string_view(reinterpret_cast<const char *>(rest.data()),
 					     static_cast<size_t>(nul - rest.begin()));
 	}
-	out.symbols_.reserve(count);
+	out.entries_.reserve(count);
+	out.arena_.reserve(count * 24);
 	size_t pos = 0;
-	std::string name;
 	for (uint32_t i = 0; i < count; i++) {
 		if (pos >= names.size())
 			return corrupt("names end after " + std::to_string(i) + " of " + std::to_string(count));
@@ -59,12 +69,15 @@ Status Kallsyms::decode_tables(std::span<const uint8_t> names, std::span<const u
 		}
 		if (length == 0 || length > names.size() - pos)
 			return corrupt("name " + std::to_string(i) + " runs past the table");
-		name.clear();
+		size_t start = out.arena_.size();
 		for (size_t t = 0; t < length; t++)
-			name += tokens[names[pos + t]];
+			out.arena_ += tokens[names[pos + t]];
 		pos += length;
-		if (name.size() < 2)
+		size_t name_length = out.arena_.size() - start;
+		if (name_length < 2 || name_length > UINT16_MAX || out.arena_.size() > UINT32_MAX) {
+			out.arena_.resize(start);
 			continue;
+		}
 		int32_t offset;
 		std::memcpy(&offset, offsets.data() + uint64_t{i} * 4, 4);
 		// CONFIG_KALLSYMS_ABSOLUTE_PERCPU: non-negative values are absolute (per-CPU symbols),
@@ -72,11 +85,9 @@ Status Kallsyms::decode_tables(std::span<const uint8_t> names, std::span<const u
 		uint64_t address = offset >= 0
 				       ? static_cast<uint64_t>(offset)
 				       : relative_base - 1 - static_cast<uint64_t>(static_cast<int64_t>(offset));
-		char type = name[0];
-		auto [it, inserted] = out.symbols_.try_emplace(name.substr(1), Entry{address, type});
-		// Prefer a global symbol over a local one of the same name.
-		if (!inserted && it->second.type >= 'a' && type >= 'A' && type <= 'Z')
-			it->second = Entry{address, type};
+		std::string_view symbol(out.arena_.data() + start + 1, name_length - 1); // the type comes first
+		out.entries_.push_back({address, static_cast<uint32_t>(start + 1),
+					static_cast<uint16_t>(name_length - 1), out.arena_[start], name_hash(symbol)});
 	}
 	return Status::success();
 }
@@ -109,10 +120,20 @@ Status Kallsyms::decode(const paging::AddressSpace &kernel, const KallsymsTables
 
 std::optional<uint64_t> Kallsyms::find(std::string_view name) const
 {
-	auto it = symbols_.find(std::string(name));
-	if (it == symbols_.end())
-		return std::nullopt;
-	return it->second.address;
+	if (auto it = added_.find(std::string(name)); it != added_.end())
+		return it->second;
+	uint32_t hash = name_hash(name);
+	std::optional<uint64_t> local;
+	for (const Entry &entry : entries_) {
+		if (entry.hash != hash || entry.name_length != name.size() ||
+		    std::string_view(arena_.data() + entry.name_offset, entry.name_length) != name)
+			continue;
+		if (entry.type >= 'A' && entry.type <= 'Z')
+			return entry.address;
+		if (!local)
+			local = entry.address;
+	}
+	return local;
 }
 
 } // namespace softdpu::apsh::kernel

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace softdpu::apsh::kernel {
 
@@ -33,19 +34,24 @@ public:
 				    std::span<const uint8_t> token_index, std::span<const uint8_t> offsets,
 				    uint64_t relative_base, uint32_t count, Kallsyms &out);
 
+	// Global symbols win over local ones of the same name; added symbols over decoded ones.
 	std::optional<uint64_t> find(std::string_view name) const;
-	size_t size() const { return symbols_.size(); }
-	void add(std::string name, uint64_t address)
-	{
-		symbols_.insert_or_assign(std::move(name), Entry{address, 'D'});
-	}
+	size_t size() const { return entries_.size() + added_.size(); }
+	void add(std::string name, uint64_t address) { added_.insert_or_assign(std::move(name), address); }
 
 private:
+	// All names live in one arena; a lookup scans the compact entries comparing a hash first.
+	// The walkers look up a dozen names, so this beats building a 100k-entry hash table.
 	struct Entry {
 		uint64_t address;
+		uint32_t name_offset;
+		uint16_t name_length;
 		char type; // 'T', 't', 'D', ... (lower case: local)
+		uint32_t hash;
 	};
-	std::unordered_map<std::string, Entry> symbols_;
+	std::string arena_;
+	std::vector<Entry> entries_;
+	std::unordered_map<std::string, uint64_t> added_;
 };
 
 } // namespace softdpu::apsh::kernel

@@ -114,9 +114,48 @@ Status parse_vmcoreinfo(std::string_view text, VmcoreInfo &out)
 	return Status::success();
 }
 
+namespace {
+
+constexpr std::string_view marker = "OSRELEASE=";
+
+// A candidate at `hit` (inside `bytes`, which starts at GPA `base`): a whole note to parse?
+bool try_candidate(std::span<const uint8_t> bytes, const uint8_t *hit, uint64_t base, VmcoreInfo &out,
+		   uint64_t *found_at)
+{
+	const uint8_t *end = bytes.data() + bytes.size();
+	size_t available = std::min<size_t>(static_cast<size_t>(end - hit), note_max_bytes);
+	std::string_view text(reinterpret_cast<const char *>(hit), available);
+	text = text.substr(0, text.find('\0'));
+	if (text.find("\nKERNELOFFSET=") == std::string_view::npos ||
+	    !(hit == bytes.data() || hit[-1] == '\0' || hit[-1] == '\n'))
+		return false;
+	VmcoreInfo info;
+	if (!parse_vmcoreinfo(text, info).ok() || !info.kernel_offset ||
+	    !(info.symbols.count("init_top_pgt") || info.symbols.count("swapper_pg_dir")))
+		return false;
+	out = std::move(info);
+	if (found_at)
+		*found_at = base + static_cast<uint64_t>(hit - bytes.data());
+	return true;
+}
+
+} // namespace
+
 Status find_vmcoreinfo(const source::PhysicalMemory &memory, VmcoreInfo &out, uint64_t *found_at)
 {
-	static constexpr std::string_view marker = "OSRELEASE=";
+	// Fast path: the kernel keeps the text in a zeroed page (vmcoreinfo_data, at offset 0) and
+	// as an ELF note in page-aligned memory (vmcoreinfo_note: 12-byte header + "VMCOREINFO\0\0").
+	for (const RamRange &range : memory.ranges()) {
+		auto bytes = memory.view(range.gpa_start, range.gpa_end - range.gpa_start);
+		uint64_t first_page = (range.gpa_start + 4095) & ~uint64_t{4095};
+		for (uint64_t page = first_page; page + 4096 <= range.gpa_end; page += 4096)
+			for (uint64_t at : {uint64_t{24}, uint64_t{0}}) {
+				const uint8_t *hit = bytes.data() + (page + at - range.gpa_start);
+				if (std::memcmp(hit, marker.data(), marker.size()) == 0 &&
+				    try_candidate(bytes, hit, range.gpa_start, out, found_at))
+					return Status::success();
+			}
+	}
 	for (const RamRange &range : memory.ranges()) {
 		auto bytes = memory.view(range.gpa_start, range.gpa_end - range.gpa_start);
 		const uint8_t *cursor = bytes.data();
@@ -126,21 +165,8 @@ Status find_vmcoreinfo(const source::PhysicalMemory &memory, VmcoreInfo &out, ui
 			    memmem(cursor, static_cast<size_t>(end - cursor), marker.data(), marker.size()));
 			if (!hit)
 				break;
-			// The note starts with OSRELEASE and is NUL-terminated within one page.
-			size_t available = std::min<size_t>(static_cast<size_t>(end - hit), note_max_bytes);
-			std::string_view text(reinterpret_cast<const char *>(hit), available);
-			text = text.substr(0, text.find('\0'));
-			if (text.find("\nKERNELOFFSET=") != std::string_view::npos &&
-			    (hit == bytes.data() || hit[-1] == '\0' || hit[-1] == '\n')) {
-				VmcoreInfo info;
-				if (parse_vmcoreinfo(text, info).ok() && info.kernel_offset &&
-				    (info.symbols.count("init_top_pgt") || info.symbols.count("swapper_pg_dir"))) {
-					out = std::move(info);
-					if (found_at)
-						*found_at = range.gpa_start + static_cast<uint64_t>(hit - bytes.data());
-					return Status::success();
-				}
-			}
+			if (try_candidate(bytes, hit, range.gpa_start, out, found_at))
+				return Status::success();
 			cursor = hit + 1;
 		}
 	}

@@ -83,6 +83,14 @@ std::optional<uint64_t> GuestLinux::read_pointer(uint64_t base, const Field &fie
 	return value;
 }
 
+std::optional<uint64_t> GuestLinux::read_text_pointer(uint64_t base, const Field &field) const
+{
+	auto value = read_field(base, field);
+	if (!value || *value < 0xff00000000000000ull || !kernel().translate(*value))
+		return std::nullopt;
+	return value;
+}
+
 std::string GuestLinux::read_string(uint64_t va, size_t max_bytes) const
 {
 	std::string text;

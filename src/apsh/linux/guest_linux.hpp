@@ -46,6 +46,8 @@ private:
 	bool valid_kernel_pointer(uint64_t pointer) const;
 	std::optional<uint64_t> read_field(uint64_t base, const Field &field) const;
 	std::optional<uint64_t> read_pointer(uint64_t base, const Field &field) const;
+	// A pointer to characters: any alignment.
+	std::optional<uint64_t> read_text_pointer(uint64_t base, const Field &field) const;
 	std::string read_string(uint64_t va, size_t max_bytes) const;
 	std::string read_char_array(uint64_t base, const Field &field) const;
 

@@ -179,7 +179,7 @@ std::string GuestLinux::file_path(uint64_t file) const
 			vfsmount = *parent_mount + l.mount_mnt.offset;
 			continue;
 		}
-		auto name_pointer = read_pointer(*dentry, l.dentry_name);
+		auto name_pointer = read_text_pointer(*dentry, l.dentry_name);
 		if (!name_pointer)
 			break;
 		std::string name = read_string(*name_pointer, 256);
@@ -207,7 +207,7 @@ std::string GuestLinux::special_mapping_name(uint64_t vma) const
 	auto mapping = read_pointer(vma, layout_.vma_private_data);
 	if (!mapping)
 		return {};
-	auto name = read_pointer(*mapping, layout_.special_mapping_name);
+	auto name = read_text_pointer(*mapping, layout_.special_mapping_name);
 	return name ? read_string(*name, 64) : std::string{};
 }
 
