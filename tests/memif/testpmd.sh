@@ -155,7 +155,9 @@ if [ "$zero_copy" = 1 ]; then
 	eal+=(--single-file-segments)
 	vdev+=",zero-copy=yes"
 fi
-app=(--forward-mode="$forward" --stats-period=1 --total-num-mbufs=16384 --burst="$burst")
+# --no-flush-rx: by default testpmd drains (drops) whatever is already queued when forwarding
+# starts, which loses the first frames of a peer that transmits as soon as the link is up.
+app=(--forward-mode="$forward" --stats-period=1 --total-num-mbufs=16384 --burst="$burst" --no-flush-rx)
 [ "$forward" != txonly ] || app+=(--txpkts="$txpkts")
 
 print_log() {
