@@ -869,14 +869,19 @@ int Connection::tx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uin
 		Descriptor &shared = ring->desc[slot];
 		// The buffer's data pointer may have moved within its buffer (headroom); the
 		// descriptor takes the offset it points at, if that stays inside the buffer's region.
+		// A client's slot owns one buffer: the data must stay inside it. A server writes into
+		// what the client posted, anywhere inside that region.
 		const Descriptor current = snapshot(shared);
 		const uint16_t region = is_master() ? current.region : kBufferRegion;
-		if (region >= bounds_.size() || static_cast<uint8_t *>(buf.data) < bounds_[region].base) {
+		uint8_t *const data = static_cast<uint8_t *>(buf.data);
+		if (region >= bounds_.size() || data < bounds_[region].base) {
 			result = MEMIF_ERR_INVAL_ARG;
 			break;
 		}
-		const uint64_t offset = uint64_t(static_cast<uint8_t *>(buf.data) - bounds_[region].base);
-		if (offset + buf.len > bounds_[region].size || offset > UINT32_MAX) {
+		const uint64_t offset = uint64_t(data - bounds_[region].base);
+		const uint64_t low = is_master() ? 0 : queue.buffer_offsets[slot];
+		const uint64_t high = is_master() ? bounds_[region].size : low + args_.buffer_size;
+		if (offset < low || offset + buf.len > high || high > bounds_[region].size || offset > UINT32_MAX) {
 			result = MEMIF_ERR_INVAL_ARG;
 			break;
 		}
