@@ -317,9 +317,8 @@ int memif_app_responder_main(int argc, char **argv)
 	double start = memif_app_now();
 	unsigned iteration = 0;
 	while (!memif_app_stop_requested && !r->failed) {
-		int received = 0;
 		if (poll_mode)
-			received = responder_poll(r);
+			responder_poll(r);
 		else
 			memif_poll_event(1); /* runs responder_on_interrupt */
 		if (count != 0 && r->arp_replies + r->icmp_replies >= count)
@@ -330,7 +329,7 @@ int memif_app_responder_main(int argc, char **argv)
 			r->frame_len = 0;
 			r->frame_too_long = 0;
 		}
-		if ((++iteration & 63) == 0 || received == 0) {
+		if ((++iteration & 255) == 0 || !poll_mode) {
 			if (poll_mode)
 				memif_poll_event(0);
 			if (duration > 0 && memif_app_now() - start >= duration)
