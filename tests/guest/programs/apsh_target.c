@@ -212,6 +212,9 @@ int main(int argc, char **argv)
 		if (mapped == MAP_FAILED)
 			die("mmap %s at offset %d: %s", opts.map_file, PAGE, strerror(errno));
 		close(fd);
+		// Touch it: an untouched file page has no page-table entry for readers to follow.
+		if (((const volatile char *)mapped)[0] != 'A')
+			die("%s does not hold the expected page at offset %d", opts.map_file, PAGE);
 		fprintf(info, "file_map=0x%lx-0x%lx %d %s\n", (unsigned long)(uintptr_t)mapped,
 			(unsigned long)(uintptr_t)mapped + PAGE, PAGE, opts.map_file);
 	}
