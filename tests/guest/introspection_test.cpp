@@ -1,11 +1,11 @@
 // App Shield's Linux reader against the test guest's own ground truth, on every kind of memory
 // source: the live guest (QEMU's shared RAM file) and the raw, ELF-core and LiME images of it
 // taken while paused. The ctest fixture (tests/guest/CMakeLists.txt) boots the guest, takes the
-// snapshot and passes the places in:
-//   SOFTDPU_GUEST_RUN_DIR   run dir of the live guest (guest.env, ground-truth.txt, qmp.sock)
-//   SOFTDPU_GUEST_SNAPSHOT  snapshot dir (memory.raw, memory.elf, memory.lime, ground-truth.txt)
-// Without them every test skips. The guest idles once it is READY, so the live guest holds the
-// same processes as its ground truth; only kernel workers come and go.
+// snapshot and passes its directory in SOFTDPU_GUEST_SNAPSHOT (memory.raw, memory.elf,
+// memory.lime, ground-truth.txt, and guest.env, which names the live guest's RAM file and QMP
+// socket). Without it every test skips; without a running guest the live source skips. The guest
+// idles once it is READY, so the live guest holds the same processes as its ground truth; only
+// kernel workers come and go.
 #include "apsh/introspection.hpp"
 #include "ground_truth.hpp"
 
@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -66,24 +67,23 @@ class GuestSource : public ::testing::TestWithParam<std::string> {
 protected:
 	void SetUp() override
 	{
-		const std::string run_dir = env_or_empty("SOFTDPU_GUEST_RUN_DIR");
 		const std::string snapshot = env_or_empty("SOFTDPU_GUEST_SNAPSHOT");
 		const std::string &name = GetParam();
-		if ((name == "live" && run_dir.empty()) || (name != "live" && snapshot.empty()))
-			GTEST_SKIP() << "no test guest (SOFTDPU_GUEST_RUN_DIR / SOFTDPU_GUEST_SNAPSHOT unset); run it "
-					"through ctest -L guest";
+		if (snapshot.empty())
+			GTEST_SKIP() << "no test guest (SOFTDPU_GUEST_SNAPSHOT unset); run it through ctest -L guest";
 		auto &sources = opened_sources();
 		auto it = sources.find(name);
 		if (it == sources.end()) {
-			const std::string dir = name == "live" ? run_dir : snapshot;
 			OpenedSource opened;
-			opened.truth = GroundTruth::load(dir + "/ground-truth.txt");
-			opened.guest = read_key_values(dir + "/guest.env");
+			opened.truth = GroundTruth::load(snapshot + "/ground-truth.txt");
+			opened.guest = read_key_values(snapshot + "/guest.env");
 			SourceSpec spec;
 			if (name == "live") {
 				spec.kind = SourceKind::qemu_shared_ram;
 				spec.path = opened.guest["RAM_FILE"];
 				spec.qmp_socket = opened.guest["QMP_SOCKET"];
+				if (access(spec.path.c_str(), R_OK) != 0)
+					GTEST_SKIP() << "the guest is not running (no " << spec.path << ")";
 			} else if (name == "raw") {
 				spec = {SourceKind::raw, snapshot + "/memory.raw", "", {}};
 			} else if (name == "elf") {
