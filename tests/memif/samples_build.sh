@@ -28,7 +28,8 @@ for name in gen sink responder; do
 	# shellcheck disable=SC2046
 	cc -std=c11 -Wall -Wextra -Werror -o "$out/memif_$name" "$source_dir/samples/memif/memif_$name.c" \
 		"$source_dir"/samples/memif/memif_app_*.c $(pkg-config --cflags --libs libmemif)
-	if ldd "$out/memif_$name" | grep -q 'libmemif.so'; then :; else
+	libraries=$(ldd "$out/memif_$name") # (not piped into grep -q: SIGPIPE under pipefail)
+	if [[ $libraries != *libmemif.so* ]]; then
 		echo "memif_$name is not linked to libmemif.so" >&2
 		exit 1
 	fi
