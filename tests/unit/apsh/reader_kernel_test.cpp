@@ -1,0 +1,170 @@
+// VMCOREINFO parsing and finding, and kallsyms decoding, on synthetic data.
+#include "apsh/kernel/kallsyms.hpp"
+#include "apsh/kernel/vmcoreinfo.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace softdpu::apsh;
+using namespace softdpu::apsh::kernel;
+
+namespace {
+
+const char *note_text = "OSRELEASE=6.1.0-56-amd64\n"
+			"BUILD-ID=0123abcd\n"
+			"PAGESIZE=4096\n"
+			"SYMBOL(init_top_pgt)=ffffffffabc10000\n"
+			"SYMBOL(kallsyms_names)=ffffffffab000000\n"
+			"OFFSET(task_struct.pid)=2416\n"
+			"SIZE(list_head)=16\n"
+			"NUMBER(phys_base)=-629145600\n"
+			"NUMBER(pgtable_l5_enabled)=1\n"
+			"KERNELOFFSET=2ae00000\n"
+			"CRASHTIME=1700000000\n";
+
+TEST(ReaderVmcoreinfo, ParsesKeysAndNegativePhysBase)
+{
+	VmcoreInfo info;
+	auto status = parse_vmcoreinfo(note_text, info);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	EXPECT_EQ(info.osrelease, "6.1.0-56-amd64");
+	EXPECT_EQ(info.build_id, "0123abcd");
+	EXPECT_EQ(info.kernel_offset, 0x2ae00000u);
+	EXPECT_EQ(info.symbol("init_top_pgt"), 0xffffffffabc10000u);
+	EXPECT_EQ(info.offsets.at("task_struct.pid"), 2416u);
+	EXPECT_EQ(info.sizes.at("list_head"), 16u);
+	EXPECT_EQ(info.five_level(), true);
+	// -629145600 as a wrapping u64: adding it to an address subtracts 600 MiB.
+	ASSERT_TRUE(info.phys_base());
+	uint64_t va = 0xffffffffabc10000ull;
+	EXPECT_EQ(va - 0xffffffff80000000ull + *info.phys_base(), 0x2bc10000ull - 629145600ull);
+}
+
+TEST(ReaderVmcoreinfo, RejectsTextWithoutRelease)
+{
+	VmcoreInfo info;
+	EXPECT_FALSE(parse_vmcoreinfo("KERNELOFFSET=0\n", info).ok());
+	EXPECT_FALSE(parse_vmcoreinfo("", info).ok());
+	// Malformed values are skipped, not misread.
+	ASSERT_TRUE(parse_vmcoreinfo("OSRELEASE=x\nKERNELOFFSET=zz\nNUMBER(phys_base)=--5\nSYMBOL()=1\n", info).ok());
+	EXPECT_FALSE(info.kernel_offset.has_value());
+	EXPECT_FALSE(info.phys_base().has_value());
+}
+
+class VmcoreinfoInRam : public ::testing::TestWithParam<uint64_t> {};
+
+TEST_P(VmcoreinfoInRam, FoundAlignedOrNot)
+{
+	std::vector<uint8_t> ram(4 << 20, 0);
+	// A decoy: the format string the kernel keeps in .rodata has no KERNELOFFSET line.
+	std::memcpy(ram.data() + 0x100000, "OSRELEASE=%s\n", 14);
+	uint64_t at = GetParam();
+	std::memcpy(ram.data() + at, note_text, std::strlen(note_text));
+	std::unique_ptr<source::PhysicalMemory> memory;
+	ASSERT_TRUE(source::PhysicalMemory::over_bytes(ram, {{0, ram.size(), 0}}, memory).ok());
+	VmcoreInfo info;
+	uint64_t found = 0;
+	auto status = find_vmcoreinfo(*memory, info, &found);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	EXPECT_EQ(found, at);
+	EXPECT_EQ(info.kernel_offset, 0x2ae00000u);
+}
+
+// Page offset 24 (the ELF-note copy), offset 0 (the data page), and an odd spot (full scan).
+INSTANTIATE_TEST_SUITE_P(Placement, VmcoreinfoInRam, ::testing::Values(0x203018, 0x1ff000, 0x2ff123));
+
+TEST(ReaderVmcoreinfo, NoteMissing)
+{
+	std::vector<uint8_t> ram(1 << 20, 0x5a);
+	std::unique_ptr<source::PhysicalMemory> memory;
+	ASSERT_TRUE(source::PhysicalMemory::over_bytes(ram, {{0, ram.size(), 0}}, memory).ok());
+	VmcoreInfo info;
+	EXPECT_EQ(find_vmcoreinfo(*memory, info).code, DOCA_ERROR_NOT_FOUND);
+}
+
+// Synthetic kallsyms tables: token i is the single character i for printable i, "zz" otherwise.
+struct Tables {
+	std::vector<uint8_t> names, token_table, token_index, offsets;
+	uint64_t relative_base = 0xffffffff81000000ull;
+	uint32_t count = 0;
+
+	Tables() : token_index(512)
+	{
+		for (int i = 0; i < 256; i++) {
+			uint16_t at = static_cast<uint16_t>(token_table.size());
+			std::memcpy(token_index.data() + i * 2, &at, 2);
+			if (i >= 0x21 && i < 0x7f)
+				token_table.push_back(static_cast<uint8_t>(i));
+			else
+				token_table.insert(token_table.end(), {'z', 'z'});
+			token_table.push_back(0);
+		}
+	}
+	void add(const std::string &typed_name, uint64_t address)
+	{
+		size_t length = typed_name.size();
+		if (length >= 0x80) {
+			names.push_back(static_cast<uint8_t>(0x80 | (length & 0x7f)));
+			names.push_back(static_cast<uint8_t>(length >> 7));
+		} else {
+			names.push_back(static_cast<uint8_t>(length));
+		}
+		names.insert(names.end(), typed_name.begin(), typed_name.end());
+		int32_t offset = static_cast<int32_t>(-static_cast<int64_t>(address - relative_base) - 1);
+		uint8_t bytes[4];
+		std::memcpy(bytes, &offset, 4);
+		offsets.insert(offsets.end(), bytes, bytes + 4);
+		count++;
+	}
+	Status decode(Kallsyms &out) const
+	{
+		return Kallsyms::decode_tables(names, token_table, token_index, offsets, relative_base, count, out);
+	}
+};
+
+TEST(ReaderKallsyms, DecodesNamesAddressesAndBigSymbols)
+{
+	Tables tables;
+	tables.add("Tstartup_64", 0xffffffff81000000ull);
+	tables.add("tlocal_twin", 0xffffffff81000100ull);
+	tables.add("Tlocal_twin", 0xffffffff81000200ull);
+	tables.add("Dinit_task", 0xffffffff82a1aa40ull);
+	std::string big = "T" + std::string(300, 'q');
+	tables.add(big, 0xffffffff81234560ull);
+	Kallsyms symbols;
+	auto status = tables.decode(symbols);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	EXPECT_EQ(symbols.size(), 5u);
+	EXPECT_EQ(symbols.find("startup_64"), 0xffffffff81000000ull);
+	EXPECT_EQ(symbols.find("init_task"), 0xffffffff82a1aa40ull);
+	EXPECT_EQ(symbols.find("local_twin"), 0xffffffff81000200ull); // the global one wins
+	EXPECT_EQ(symbols.find(big.substr(1)), 0xffffffff81234560ull);
+	EXPECT_FALSE(symbols.find("absent").has_value());
+	symbols.add("init_task", 0x1234);
+	EXPECT_EQ(symbols.find("init_task"), 0x1234u); // a caller's symbol overrides
+}
+
+TEST(ReaderKallsyms, CorruptTablesFailWithReason)
+{
+	Tables tables;
+	tables.add("Tone", 0xffffffff81000000ull);
+	tables.add("Ttwo", 0xffffffff81000010ull);
+	Kallsyms symbols;
+	Tables short_names = tables;
+	short_names.names.resize(short_names.names.size() - 2);
+	auto status = short_names.decode(symbols);
+	EXPECT_FALSE(status.ok());
+	EXPECT_NE(status.reason.find("kallsyms"), std::string::npos);
+	Tables too_many = tables;
+	too_many.count = 3;
+	EXPECT_FALSE(too_many.decode(symbols).ok());
+	Tables bad_token = tables;
+	bad_token.token_index[0] = 0xff, bad_token.token_index[1] = 0xff;
+	EXPECT_FALSE(bad_token.decode(symbols).ok());
+	Tables zero = tables;
+	zero.count = 0;
+	EXPECT_FALSE(zero.decode(symbols).ok());
+}
+
+} // namespace
