@@ -39,7 +39,7 @@ public:
 		auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
 		if (text.empty() || error != std::errc() || end != text.data() + text.size())
 			fail(line.number, "expected a " + std::string(base == 16 ? "hexadecimal" : "decimal") +
-						  " number, found '" + std::string(text) + "'");
+					      " number, found '" + std::string(text) + "'");
 		return value;
 	}
 
@@ -113,7 +113,8 @@ void parse_processes(const Parser &p, const std::vector<Line> &lines, GroundTrut
 	for (const Line &line : lines) {
 		auto f = split(line.text, '\t');
 		if (f.size() != 8)
-			p.fail(line.number, "a process line has 8 tab-separated fields, this one " + std::to_string(f.size()));
+			p.fail(line.number,
+			       "a process line has 8 tab-separated fields, this one " + std::to_string(f.size()));
 		GtProcess proc;
 		proc.pid = p.number32(line, f[0]);
 		proc.ppid = p.number32(line, f[1]);
@@ -137,14 +138,14 @@ void parse_threads(const Parser &p, const std::vector<Line> &lines, GroundTruth 
 	for (const Line &line : lines) {
 		auto f = split(line.text, '\t');
 		if (f.size() != 4)
-			p.fail(line.number, "a thread line has 4 tab-separated fields, this one " + std::to_string(f.size()));
-		gt.threads.push_back({p.number32(line, f[0]), p.number32(line, f[1]), state_letter(p, line, f[2]),
-				      std::string(f[3])});
+			p.fail(line.number,
+			       "a thread line has 4 tab-separated fields, this one " + std::to_string(f.size()));
+		gt.threads.push_back(
+		    {p.number32(line, f[0]), p.number32(line, f[1]), state_letter(p, line, f[2]), std::string(f[3])});
 	}
 }
 
-void parse_maps(const Parser &p, const Line &header, uint32_t pid, const std::vector<Line> &lines,
-		GroundTruth &gt)
+void parse_maps(const Parser &p, const Line &header, uint32_t pid, const std::vector<Line> &lines, GroundTruth &gt)
 {
 	auto &maps = gt.maps[pid];
 	if (!maps.empty())
@@ -373,7 +374,7 @@ GroundTruth GroundTruth::parse(std::string_view text, const std::string &origin)
 	}
 	if (lines.empty() || lines[0].text != "@@GROUND-TRUTH " + std::string(kFormatVersion))
 		p.fail(1, "not a ground truth file of format " + std::string(kFormatVersion) +
-				  " (first line '@@GROUND-TRUTH 1' expected)");
+			      " (first line '@@GROUND-TRUTH 1' expected)");
 
 	bool done = false, have_collector = false;
 	std::optional<Line> open;

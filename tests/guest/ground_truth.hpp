@@ -24,7 +24,7 @@ struct GtProcess {
 	std::string exe; // /proc/<pid>/exe link; empty for kernel threads
 	std::vector<std::string> argv;
 	bool kernel_thread = false; // kthreadd and its children
-	bool transient = false;	    // the collector and its children: gone once the guest is READY
+	bool transient = false;     // the collector and its children: gone once the guest is READY
 };
 
 struct GtThread {
@@ -51,7 +51,7 @@ struct GtMapping {
 
 struct GtSocket {
 	int protocol = 0; // IPPROTO_TCP or IPPROTO_UDP
-	int family = 0;	  // AF_INET or AF_INET6
+	int family = 0;   // AF_INET or AF_INET6
 	std::string local_addr;
 	uint16_t local_port = 0;
 	std::string remote_addr;
@@ -83,7 +83,7 @@ struct GtTarget {
 	uint64_t file_map_offset = 0;
 	std::string file_map_path;
 	std::vector<std::pair<uint32_t, std::string>> threads; // tid, name
-	std::multimap<std::string, std::string> fields;	       // every key=value line as written
+	std::multimap<std::string, std::string> fields;        // every key=value line as written
 };
 
 class GroundTruth {
@@ -96,7 +96,7 @@ public:
 	std::string cmdline;
 	uint32_t collector_pid = 0;
 	std::vector<GtProcess> processes; // sorted by pid
-	std::vector<GtThread> threads;	  // sorted by pid, then tid
+	std::vector<GtThread> threads;    // sorted by pid, then tid
 	std::map<uint32_t, std::vector<GtMapping>> maps;
 	std::map<uint32_t, std::vector<std::pair<std::string, std::string>>> environ;
 	std::map<uint32_t, std::vector<std::pair<int, std::string>>> fds; // fd, link text

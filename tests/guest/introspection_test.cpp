@@ -225,7 +225,7 @@ TEST_P(GuestSource, ProcessesMatchTheGuest)
 			continue;
 		// Only the idle task and kernel workers started later may be unknown to the ground truth.
 		EXPECT_TRUE(proc.pid == 0 || (proc.is_kernel_thread && proc.comm.starts_with("kworker/")))
-			<< "not in the guest's ground truth";
+		    << "not in the guest's ground truth";
 	}
 	const auto *target = truth_->target("apsh_target");
 	ASSERT_NE(target, nullptr);
@@ -393,8 +393,8 @@ TEST_P(GuestSource, ConnectionsMatchProcNet)
 	}
 	for (const auto &s : truth_->sockets)
 		for (uint32_t pid : s.owners)
-			want.emplace(pid, s.protocol, s.family, s.local_addr, s.local_port, s.remote_addr, s.remote_port,
-				     s.state);
+			want.emplace(pid, s.protocol, s.family, s.local_addr, s.local_port, s.remote_addr,
+				     s.remote_port, s.state);
 	EXPECT_EQ(got, want);
 	const auto *target = truth_->target("apsh_target");
 	ASSERT_NE(target, nullptr);
@@ -471,8 +471,7 @@ TEST_P(GuestSource, ReadsTheMarkersTheTargetsPlaced)
 	EXPECT_EQ(std::string(page.begin(), page.begin() + static_cast<long>(page_marker.size())), page_marker);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sources, GuestSource,
-			 ::testing::Values("live", "raw", "elf", "lime", "auto_elf", "auto_lime"),
+INSTANTIATE_TEST_SUITE_P(Sources, GuestSource, ::testing::Values("live", "raw", "elf", "lime", "auto_elf", "auto_lime"),
 			 [](const ::testing::TestParamInfo<std::string> &info) { return info.param; });
 
 } // namespace

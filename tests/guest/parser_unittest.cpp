@@ -77,7 +77,8 @@ TEST_F(GroundTruthSample, TargetsAgreeWithProcfsOnProcessesAndThreads)
 		EXPECT_EQ(threads[0].tid, target->pid);
 		EXPECT_EQ(threads[0].comm, comm);
 		for (const auto &[tid, name] : target->threads) {
-			auto it = std::find_if(threads.begin(), threads.end(), [&](const auto &t) { return t.tid == tid; });
+			auto it =
+			    std::find_if(threads.begin(), threads.end(), [&](const auto &t) { return t.tid == tid; });
 			ASSERT_NE(it, threads.end()) << "tid " << tid;
 			EXPECT_EQ(it->comm, name);
 		}
@@ -142,10 +143,11 @@ TEST_F(GroundTruthSample, SocketsAgreeWithTheTargetsAndHaveOwners)
 {
 	const auto *target = gt_->target("apsh_target");
 	ASSERT_NE(target, nullptr);
-	auto find = [&](int protocol, int family, const std::string &addr, uint16_t port, int state) -> const GtSocket * {
+	auto find = [&](int protocol, int family, const std::string &addr, uint16_t port,
+			int state) -> const GtSocket * {
 		for (const auto &s : gt_->sockets)
-			if (s.protocol == protocol && s.family == family && s.local_addr == addr && s.local_port == port &&
-			    s.state == state)
+			if (s.protocol == protocol && s.family == family && s.local_addr == addr &&
+			    s.local_port == port && s.state == state)
 				return &s;
 		return nullptr;
 	};
@@ -250,7 +252,7 @@ TEST(GroundTruthParse, RejectsMalformedLinesWithTheirLineNumber)
 		FAIL() << "a malformed process line was accepted";
 	} catch (const std::runtime_error &error) {
 		EXPECT_NE(std::string(error.what()).find("bad.txt:" + std::to_string(line) + ":"), std::string::npos)
-			<< error.what();
+		    << error.what();
 	}
 	EXPECT_THROW(GroundTruth::parse("hello\n"), std::runtime_error);
 	EXPECT_THROW(GroundTruth::parse(""), std::runtime_error);

@@ -10,6 +10,8 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -17,13 +19,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <grp.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <fcntl.h>
 
 enum { THREAD_COUNT = 3, PAGE = 4096 };
 
