@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 using namespace softdpu::apsh;
@@ -223,6 +224,21 @@ TEST(ReaderFormats, MtreeRamRanges)
 	EXPECT_EQ(ranges[2].gpa_start, 0x100000000u);
 	EXPECT_EQ(ranges[2].file_offset, 0xc0000000u);
 	EXPECT_FALSE(parse_mtree_ram_ranges("garbage\n", ranges).ok());
+}
+
+TEST(ReaderFormats, MtreeFromARealQemu)
+{
+	// QEMU 7.2's `info mtree -f` for a 256 MiB pc guest (kept as a fuzz seed).
+	std::ifstream in(std::string(SOFTDPU_SOURCE_DIR) + "/fuzz/corpus/apsh_mtree/qemu_real.txt");
+	ASSERT_TRUE(in);
+	std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+	std::vector<RamRange> ranges;
+	auto status = parse_mtree_ram_ranges(text, ranges);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	ASSERT_EQ(ranges.size(), 1u); // RAM and its ROM aliases are one contiguous piece of ram0
+	EXPECT_EQ(ranges[0].gpa_start, 0u);
+	EXPECT_EQ(ranges[0].gpa_end, 0x10000000u);
+	EXPECT_EQ(ranges[0].file_offset, 0u);
 }
 
 TEST(ReaderFormats, QmpSocketThatDoesNotExist)
