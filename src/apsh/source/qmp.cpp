@@ -176,6 +176,8 @@ Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out)
 		size_t newline = text.find('\n');
 		std::string_view line = text.substr(0, newline);
 		text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+		if (line.ends_with('\r')) // the human monitor ends lines with CR LF
+			line.remove_suffix(1);
 		if (line.starts_with("FlatView")) {
 			if (seen_memory_view)
 				break;
