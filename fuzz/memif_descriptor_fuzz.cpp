@@ -33,7 +33,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	std::vector<std::vector<uint8_t>> memory(region_count);
 	std::vector<RegionBounds> regions(region_count);
 	for (size_t i = 0; i < region_count; ++i, at += 2) {
-		const size_t region_size = size_t(data[at]) | (size_t(data[at + 1]) << 8);
+		// Never empty: a mapped region has at least one byte (empty ones are refused earlier).
+		const size_t region_size = 1 + (size_t(data[at]) | (size_t(data[at + 1]) << 8));
 		memory[i].resize(region_size);
 		regions[i] = RegionBounds{memory[i].data(), region_size};
 	}

@@ -515,6 +515,10 @@ int Connection::server_map_regions_and_rings()
 				record_error(MEMIF_ERR_MFMSG, "Ring outside its region");
 				return MEMIF_ERR_MFMSG;
 			}
+			if (queue.offset % alignof(RingHeader) != 0) { // the indexes are accessed atomically
+				record_error(MEMIF_ERR_MFMSG, "Ring misaligned");
+				return MEMIF_ERR_MFMSG;
+			}
 			queue.ring = reinterpret_cast<RingHeader *>(regions_[queue.region].addr + queue.offset);
 			if (std::atomic_ref<uint32_t>(queue.ring->cookie).load(std::memory_order_relaxed) != kCookie) {
 				record_error(MEMIF_ERR_COOKIE, "Wrong ring cookie");

@@ -25,6 +25,7 @@ public:
 	const char *filename() const { return filename_; }
 	const SocketAddress &address() const { return address_; }
 	Database &database() const { return database_; }
+	void *private_ctx() const { return private_ctx_; }
 	Role role() const { return role_; }
 	bool in_use() const { return !interfaces_.empty(); }
 	const DbVector<Connection *> &interfaces() const { return interfaces_; }

@@ -305,6 +305,20 @@ TEST_F(MemifFakePeer, RegionLargerThanItsFile)
 	EXPECT_STREQ(server().last_reason(), "Region larger than its file");
 }
 
+TEST_F(MemifFakePeer, MisalignedRing)
+{
+	start_server();
+	FakeMemory memory;
+	UniqueFd e1(eventfd(0, EFD_CLOEXEC)), e2(eventfd(0, EFD_CLOEXEC));
+	send_acked(init_message());
+	send_acked(region_message(0, memory.rings_size), memory.rings_fd.get());
+	send_acked(ring_message(true, 0, 2), e1.get()); // the indexes could not be accessed atomically
+	send_acked(ring_message(false, 0, uint32_t(ring_bytes(FakeMemory::kLog2))), e2.get());
+	send(connect_message());
+	expect_refusal(MEMIF_ERR_MFMSG);
+	EXPECT_STREQ(server().last_reason(), "Ring misaligned");
+}
+
 TEST_F(MemifFakePeer, WrongCookie)
 {
 	start_server();
