@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <new>
+#include <type_traits>
 
 using namespace softdpu::apsh;
 using namespace softdpu::apsh::api;
@@ -264,7 +266,10 @@ doca_error_t doca_apsh_yara_get(doca_apsh_process *process, enum doca_apsh_yara_
 	}
 	RuleFilter filter;
 	for (uint32_t i = 0; i < yara_rules_arr_size; ++i) {
-		switch (yara_rules_arr[i]) {
+		// Read as a plain integer: a caller may pass values outside the enum.
+		std::underlying_type_t<doca_apsh_yara_rule> raw;
+		std::memcpy(&raw, &yara_rules_arr[i], sizeof(raw));
+		switch (static_cast<int>(raw)) {
 		case DOCA_APSH_YARA_RULE_HELLO_WORLD:
 			filter.emplace_back("Hello_World");
 			break;
@@ -275,7 +280,7 @@ doca_error_t doca_apsh_yara_get(doca_apsh_process *process, enum doca_apsh_yara_
 			filter.emplace_back("Mimikatz");
 			break;
 		default:
-			SDK_LOG_ERR("doca_apsh_yara_get: unknown rule %d", static_cast<int>(yara_rules_arr[i]));
+			SDK_LOG_ERR("doca_apsh_yara_get: unknown rule %d", static_cast<int>(raw));
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 	}
