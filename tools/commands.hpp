@@ -12,5 +12,6 @@ using Arguments = std::span<const std::string_view>;
 int devices_command(Arguments args);
 int topology_command(Arguments args);
 int memif_command(Arguments args);
+int apsh_command(Arguments args);
 
 } // namespace softdpu::cli

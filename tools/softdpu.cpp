@@ -17,6 +17,9 @@ constexpr Subcommand kSubcommands[] = {
     {"devices", softdpu::cli::devices_command, "list the emulated local devices and representors [--json]"},
     {"topology", softdpu::cli::topology_command, "check FILE | default: validate or print topology files"},
     {"memif", softdpu::cli::memif_command, "gen | sink | responder: memif packet generator, sink, ARP/ping responder"},
+#ifdef SOFTDPU_HAVE_APSH
+    {"apsh", softdpu::cli::apsh_command, "ps | threads | libs | vads | modules | netscan | ...: App Shield on a guest"},
+#endif
 };
 
 void print_usage(std::FILE *out)

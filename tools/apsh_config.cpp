@@ -1,0 +1,838 @@
+// softdpu-apsh-config: writes App Shield's configuration files (docs/apsh.md formats) for a Linux
+// guest, either from inside the guest (--live: BTF, kallsyms, iomem) or offline from the Debian
+// kernel package (--deb, --vmlinuz, --vmlinux). Everything it writes is optional for softdpu,
+// which derives the same facts from memory; the files are hints, and what DOCA's flow expects.
+// Self-contained (no DOCA library) so that it can be linked statically and copied into a guest.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <spawn.h>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+extern char **environ;
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+constexpr const char *kUsage =
+    "usage: softdpu-apsh-config --live [--root DIR] [-o DIR] [--all-symbols]\n"
+    "       softdpu-apsh-config --deb PKG.deb [-o DIR] [--all-symbols]\n"
+    "       softdpu-apsh-config --vmlinuz FILE | --vmlinux FILE [--system-map FILE] [-o DIR] [--all-symbols]\n"
+    "\n"
+    "Writes App Shield's configuration files into DIR (default: the current directory):\n"
+    "  symbols.json      symbol map (format softdpu-symbol-map) -> doca_apsh_sys_os_symbol_map_set\n"
+    "  vmlinux.btf       the kernel's BTF, referenced by symbols.json\n"
+    "  mem_regions.json  System RAM ranges (live only)         -> doca_apsh_sys_mem_region_set\n"
+    "  kpgd_file.conf    kernel page table + init_task (live only, when derivable) -> doca_apsh_sys_kpgd_file_set\n"
+    "\n"
+    "--live        run inside the guest, as root: reads /sys/kernel/btf/vmlinux, /proc/kallsyms,\n"
+    "              /proc/iomem and /proc/sys/kernel/osrelease (under --root DIR when given)\n"
+    "--deb PKG     a linux-image-*.deb: its boot/vmlinuz-* and boot/System.map-* (needs dpkg-deb, tar)\n"
+    "--vmlinuz F   a bzImage (xz, zstd, gzip, lz4, lzma, bzip2 or lzo payload; needs the decompressor)\n"
+    "--vmlinux F   an uncompressed kernel ELF\n"
+    "--system-map F  link-time symbols (System.map) to add in offline modes\n"
+    "--all-symbols write every symbol, not only those App Shield and common tools use\n"
+    "\n"
+    "Offline files hold link-time addresses (\"slid\": false): the KASLR slide, the RAM layout and the\n"
+    "page table exist only in a running guest, so App Shield finds them in memory.\n";
+
+// Symbols App Shield's reader looks up, and ones other introspection tools commonly need.
+const char *const kUsefulSymbols[] = {"_text",
+				      "_stext",
+				      "_etext",
+				      "linux_banner",
+				      "init_task",
+				      "init_top_pgt",
+				      "swapper_pg_dir",
+				      "init_mm",
+				      "init_files",
+				      "init_net",
+				      "modules",
+				      "phys_base",
+				      "page_offset_base",
+				      "vmalloc_base",
+				      "vmemmap_base",
+				      "__start_BTF",
+				      "__stop_BTF",
+				      "socket_file_ops",
+				      "special_mapping_vmops",
+				      "vmcoreinfo_note",
+				      "kallsyms_names",
+				      "kallsyms_num_syms",
+				      "kallsyms_offsets",
+				      "kallsyms_relative_base",
+				      "kallsyms_token_table",
+				      "kallsyms_token_index",
+				      "kallsyms_markers",
+				      "sys_call_table",
+				      "idt_table",
+				      "mem_section",
+				      "prb",
+				      "log_buf",
+				      "pid_hash",
+				      "init_pid_ns",
+				      "init_uts_ns",
+				      "jiffies",
+				      "init_ipc_ns",
+				      "nr_threads"};
+
+constexpr uint64_t kStartKernelMap = 0xffffffff80000000ull;
+constexpr size_t kMaxTextFile = 256u << 20; // kallsyms of a big kernel is ~10 MB
+
+struct Failure {
+	std::string message;
+};
+
+[[noreturn]] void fail(const std::string &message)
+{
+	throw Failure{message};
+}
+
+std::string hex(uint64_t value)
+{
+	char text[24];
+	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
+	return text;
+}
+
+std::string read_file(const fs::path &path, size_t max_bytes = kMaxTextFile)
+{
+	std::ifstream in(path, std::ios::binary);
+	if (!in)
+		fail(path.string() + ": cannot open: " + std::strerror(errno));
+	std::string data;
+	char chunk[65536];
+	while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
+		data.append(chunk, static_cast<size_t>(in.gcount()));
+		if (data.size() > max_bytes)
+			fail(path.string() + ": larger than " + std::to_string(max_bytes >> 20) + " MiB");
+	}
+	if (in.bad())
+		fail(path.string() + ": read error");
+	return data;
+}
+
+void write_file(const fs::path &path, std::string_view data)
+{
+	const fs::path temporary = path.string() + ".tmp";
+	{
+		std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+		if (!out)
+			fail(temporary.string() + ": cannot create: " + std::strerror(errno));
+		out.write(data.data(), static_cast<std::streamsize>(data.size()));
+		if (!out.flush())
+			fail(temporary.string() + ": write error");
+	}
+	std::error_code ec;
+	fs::rename(temporary, path, ec);
+	if (ec)
+		fail(path.string() + ": " + ec.message());
+}
+
+std::optional<uint64_t> parse_hex(std::string_view text)
+{
+	if (text.starts_with("0x") || text.starts_with("0X"))
+		text.remove_prefix(2);
+	if (text.empty() || text.size() > 16)
+		return std::nullopt;
+	uint64_t value = 0;
+	for (char c : text) {
+		const char lower = static_cast<char>(c | 0x20);
+		if (c >= '0' && c <= '9')
+			value = value * 16 + static_cast<uint64_t>(c - '0');
+		else if (lower >= 'a' && lower <= 'f')
+			value = value * 16 + static_cast<uint64_t>(lower - 'a' + 10);
+		else
+			return std::nullopt;
+	}
+	return value;
+}
+
+std::vector<std::string_view> split_lines(std::string_view text)
+{
+	std::vector<std::string_view> lines;
+	while (!text.empty()) {
+		const size_t end = text.find('\n');
+		lines.push_back(text.substr(0, end));
+		if (end == std::string_view::npos)
+			break;
+		text.remove_prefix(end + 1);
+	}
+	return lines;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Symbol tables: /proc/kallsyms and System.map share the "ADDRESS TYPE NAME" line format.
+
+using Symbols = std::map<std::string, uint64_t>;
+
+// Kernel-image symbols only: kallsyms lines of modules end in "\t[module]" and are skipped. The
+// first address of a name wins (duplicates are local symbols of different files).
+Symbols parse_symbol_lines(std::string_view text, const std::string &origin, bool &all_zero)
+{
+	Symbols symbols;
+	all_zero = true;
+	size_t line_number = 0;
+	for (std::string_view line : split_lines(text)) {
+		++line_number;
+		if (line.empty())
+			continue;
+		if (line.find('[') != std::string_view::npos)
+			continue; // a module's symbol
+		const size_t first = line.find(' ');
+		const size_t second = first == std::string_view::npos ? first : line.find(' ', first + 1);
+		if (second == std::string_view::npos)
+			fail(origin + ": line " + std::to_string(line_number) + ": expected \"ADDRESS TYPE NAME\"");
+		auto address = parse_hex(line.substr(0, first));
+		if (!address)
+			fail(origin + ": line " + std::to_string(line_number) + ": bad address \"" +
+			     std::string(line.substr(0, first)) + "\"");
+		std::string_view name = line.substr(second + 1);
+		if (const size_t tab = name.find('\t'); tab != std::string_view::npos)
+			name = name.substr(0, tab);
+		if (name.empty())
+			continue;
+		if (*address != 0)
+			all_zero = false;
+		symbols.emplace(std::string(name), *address);
+	}
+	if (symbols.empty())
+		fail(origin + ": no symbols");
+	return symbols;
+}
+
+Symbols select_symbols(const Symbols &all, bool everything)
+{
+	if (everything)
+		return all;
+	Symbols chosen;
+	for (const char *name : kUsefulSymbols)
+		if (auto it = all.find(name); it != all.end())
+			chosen.insert(*it);
+	return chosen;
+}
+
+// ---------------------------------------------------------------------------------------------
+// /proc/iomem: top-level "System RAM" ranges and the "Kernel code" range nested in one of them.
+
+struct Range {
+	uint64_t start = 0;
+	uint64_t end = 0; // inclusive, as iomem prints it
+};
+
+struct Iomem {
+	std::vector<Range> system_ram;
+	std::optional<Range> kernel_code;
+	bool all_zero = true;
+};
+
+Iomem parse_iomem(std::string_view text, const std::string &origin)
+{
+	Iomem iomem;
+	size_t line_number = 0;
+	for (std::string_view line : split_lines(text)) {
+		++line_number;
+		if (line.empty())
+			continue;
+		const bool nested = line.front() == ' ';
+		const size_t begin = line.find_first_not_of(' ');
+		const size_t dash = line.find('-', begin);
+		const size_t colon = line.find(" : ", begin);
+		if (dash == std::string_view::npos || colon == std::string_view::npos || dash > colon)
+			fail(origin + ": line " + std::to_string(line_number) + ": expected \"START-END : NAME\"");
+		auto start = parse_hex(line.substr(begin, dash - begin));
+		auto end = parse_hex(line.substr(dash + 1, colon - dash - 1));
+		if (!start || !end || *end < *start)
+			fail(origin + ": line " + std::to_string(line_number) + ": bad range");
+		if (*start != 0 || *end != 0)
+			iomem.all_zero = false;
+		const std::string_view name = line.substr(colon + 3);
+		if (!nested && name == "System RAM")
+			iomem.system_ram.push_back({*start, *end});
+		else if (nested && name == "Kernel code" && !iomem.kernel_code)
+			iomem.kernel_code = Range{*start, *end};
+	}
+	return iomem;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ELF64 (the uncompressed kernel): sections by name, bytes at a virtual address.
+
+template <typename T> T load(std::string_view data, size_t offset)
+{
+	T value{};
+	if (offset > data.size() || data.size() - offset < sizeof(T))
+		fail("truncated ELF file");
+	std::memcpy(&value, data.data() + offset, sizeof(T));
+	return value;
+}
+
+struct Section {
+	std::string name;
+	uint32_t name_offset = 0; // in the section name table
+	uint32_t type = 0;
+	uint64_t address = 0;
+	uint64_t offset = 0;
+	uint64_t size = 0;
+	uint32_t link = 0;
+	uint64_t entry_size = 0;
+};
+
+class Elf {
+public:
+	Elf(std::string data, std::string origin) : data_(std::move(data)), origin_(std::move(origin))
+	{
+		if (data_.size() < 64 || data_.compare(0, 4,
+						       "\x7f"
+						       "ELF") != 0)
+			fail(origin_ + ": not an ELF file");
+		if (data_[4] != 2 || data_[5] != 1)
+			fail(origin_ + ": not a 64-bit little-endian ELF file");
+		if (load<uint16_t>(data_, 18) != 62)
+			fail(origin_ + ": not an x86-64 kernel");
+		const uint64_t table = load<uint64_t>(data_, 0x28);
+		const uint16_t entry = load<uint16_t>(data_, 0x3a);
+		const uint16_t count = load<uint16_t>(data_, 0x3c);
+		const uint16_t names_index = load<uint16_t>(data_, 0x3e);
+		if (entry != 64 || names_index >= count)
+			fail(origin_ + ": bad section header table");
+		for (uint16_t i = 0; i < count; ++i) {
+			const size_t at = table + size_t{i} * 64;
+			Section section;
+			section.type = load<uint32_t>(data_, at + 4);
+			section.address = load<uint64_t>(data_, at + 16);
+			section.offset = load<uint64_t>(data_, at + 24);
+			section.size = load<uint64_t>(data_, at + 32);
+			section.link = load<uint32_t>(data_, at + 40);
+			section.entry_size = load<uint64_t>(data_, at + 56);
+			section.name_offset = load<uint32_t>(data_, at); // resolved below
+			if (section.type != 8 /* SHT_NOBITS */ &&
+			    (section.offset > data_.size() || section.size > data_.size() - section.offset))
+				fail(origin_ + ": section " + std::to_string(i) + " lies outside the file");
+			sections_.push_back(section);
+		}
+		const Section &names = sections_[names_index];
+		for (Section &section : sections_) {
+			section.name =
+			    section.name_offset < names.size ? c_string(names.offset + section.name_offset) : "";
+		}
+	}
+
+	const Section *section(std::string_view name) const
+	{
+		for (const Section &section : sections_)
+			if (section.name == name)
+				return &section;
+		return nullptr;
+	}
+
+	std::string_view bytes(const Section &section) const
+	{
+		if (section.type == 8)
+			return {};
+		return std::string_view(data_).substr(section.offset, section.size);
+	}
+
+	std::string c_string(uint64_t offset) const
+	{
+		if (offset >= data_.size())
+			return {};
+		const size_t end = data_.find('\0', offset);
+		return data_.substr(offset, (end == std::string::npos ? data_.size() : end) - offset);
+	}
+
+	// The file offset of a virtual address inside an allocated section.
+	std::optional<uint64_t> file_offset(uint64_t address) const
+	{
+		for (const Section &section : sections_)
+			if (section.type != 8 && section.address != 0 && address >= section.address &&
+			    address - section.address < section.size)
+				return section.offset + (address - section.address);
+		return std::nullopt;
+	}
+
+	const std::vector<Section> &sections() const { return sections_; }
+	const std::string &data() const { return data_; }
+	const std::string &origin() const { return origin_; }
+
+private:
+	std::string data_;
+	std::string origin_;
+	std::vector<Section> sections_;
+};
+
+// Exported symbols from __ksymtab / __ksymtab_gpl: with CONFIG_HAVE_ARCH_PREL32_RELOCATIONS
+// (x86-64) each entry is three s32 offsets (value, name, namespace), each relative to its own field.
+void add_ksymtab(const Elf &elf, Symbols &symbols)
+{
+	for (const char *table_name : {"__ksymtab", "__ksymtab_gpl"}) {
+		const Section *table = elf.section(table_name);
+		if (table == nullptr || table->size % 12 != 0)
+			continue;
+		const std::string_view bytes = elf.bytes(*table);
+		for (uint64_t at = 0; at + 12 <= bytes.size(); at += 12) {
+			const uint64_t entry = table->address + at;
+			const int32_t value_offset = load<int32_t>(bytes, at);
+			const int32_t name_offset = load<int32_t>(bytes, at + 4);
+			const uint64_t value = entry + static_cast<uint64_t>(static_cast<int64_t>(value_offset));
+			const uint64_t name_address =
+			    entry + 4 + static_cast<uint64_t>(static_cast<int64_t>(name_offset));
+			auto name_at = elf.file_offset(name_address);
+			if (!name_at)
+				continue;
+			std::string name = elf.c_string(*name_at);
+			if (!name.empty() && name.size() < 256)
+				symbols.emplace(std::move(name), value);
+		}
+	}
+}
+
+// An unstripped vmlinux (a kernel built by hand) carries .symtab: every symbol.
+void add_symtab(const Elf &elf, Symbols &symbols)
+{
+	const Section *table = elf.section(".symtab");
+	if (table == nullptr || table->entry_size != 24 || table->link >= elf.sections().size())
+		return;
+	const Section &names = elf.sections()[table->link];
+	const std::string_view bytes = elf.bytes(*table);
+	for (uint64_t at = 0; at + 24 <= bytes.size(); at += 24) {
+		const uint32_t name = load<uint32_t>(bytes, at);
+		const uint8_t type = load<uint8_t>(bytes, at + 4) & 0xf;
+		const uint64_t value = load<uint64_t>(bytes, at + 8);
+		if (name == 0 || name >= names.size || value == 0 || type > 2 /* NOTYPE, OBJECT, FUNC */)
+			continue;
+		symbols.emplace(elf.c_string(names.offset + name), value);
+	}
+}
+
+// The release from the "Linux version <release> (...)" banner in the image.
+std::string release_from_banner(std::string_view data)
+{
+	static constexpr std::string_view prefix = "Linux version ";
+	for (size_t at = data.find(prefix); at != std::string_view::npos; at = data.find(prefix, at + 1)) {
+		const size_t start = at + prefix.size();
+		size_t end = start;
+		while (end < data.size() && end - start < 64 && data[end] > ' ' && data[end] < 0x7f)
+			++end;
+		// The real banner continues with " (builder@host)"; format strings contain "%s".
+		if (end > start && end + 2 < data.size() && data[end] == ' ' && data[end + 1] == '(' &&
+		    data.substr(start, end - start).find('%') == std::string_view::npos)
+			return std::string(data.substr(start, end - start));
+	}
+	return {};
+}
+
+// ---------------------------------------------------------------------------------------------
+// External tools (decompressors, dpkg-deb, tar), run without a shell.
+
+struct TempDir {
+	fs::path path;
+	TempDir()
+	{
+		std::string pattern = (fs::temp_directory_path() / "softdpu-apsh-config.XXXXXX").string();
+		if (::mkdtemp(pattern.data()) == nullptr)
+			fail("cannot create a temporary directory: " + std::string(std::strerror(errno)));
+		path = pattern;
+	}
+	~TempDir()
+	{
+		std::error_code ec;
+		fs::remove_all(path, ec);
+	}
+};
+
+// Runs argv with stdin/stdout redirected to files (empty: inherited); returns the exit status.
+int run_tool(const std::vector<std::string> &argv, const std::string &stdin_path, const std::string &stdout_path)
+{
+	posix_spawn_file_actions_t actions;
+	posix_spawn_file_actions_init(&actions);
+	if (!stdin_path.empty())
+		posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, stdin_path.c_str(), O_RDONLY, 0);
+	if (!stdout_path.empty())
+		posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_path.c_str(),
+						 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	std::vector<char *> args;
+	for (const std::string &arg : argv)
+		args.push_back(const_cast<char *>(arg.c_str()));
+	args.push_back(nullptr);
+	pid_t pid = 0;
+	const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+	posix_spawn_file_actions_destroy(&actions);
+	if (error != 0)
+		fail("cannot run " + argv[0] + ": " + std::strerror(error) + " (is it installed?)");
+	int status = 0;
+	while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The kernel ELF inside a bzImage: the setup header says where the compressed payload is.
+std::string vmlinux_from_bzimage(const std::string &image, const std::string &origin, const TempDir &temp)
+{
+	if (image.size() < 0x260 || image.compare(0x202, 4, "HdrS") != 0)
+		fail(origin + ": not a bzImage (no \"HdrS\" setup header)");
+	const uint16_t version = load<uint16_t>(image, 0x206);
+	if (version < 0x208)
+		fail(origin + ": boot protocol " + hex(version) + " has no payload fields (older than 2.08)");
+	uint8_t setup_sects = load<uint8_t>(image, 0x1f1);
+	if (setup_sects == 0)
+		setup_sects = 4;
+	const uint64_t payload_offset = load<uint32_t>(image, 0x248);
+	const uint64_t payload_length = load<uint32_t>(image, 0x24c);
+	const uint64_t start = (uint64_t{setup_sects} + 1) * 512 + payload_offset;
+	if (payload_length == 0 || start > image.size() || payload_length > image.size() - start)
+		fail(origin + ": payload outside the file");
+	const std::string_view payload = std::string_view(image).substr(start, payload_length);
+	struct Format {
+		std::string_view magic;
+		std::vector<std::string> tool;
+	};
+	const Format formats[] = {
+	    {std::string_view("\xfd"
+			      "7zXZ\0",
+			      6),
+	     {"xz", "-dc", "--single-stream"}},
+	    {"\x28\xb5\x2f\xfd", {"zstd", "-dcq"}},
+	    {"\x1f\x8b", {"gzip", "-dc"}},
+	    {"\x02\x21\x4c\x18", {"lz4", "-dc"}},
+	    {std::string_view("\x5d\x00\x00", 3), {"xz", "--format=lzma", "-dc"}},
+	    {"BZh", {"bzip2", "-dc"}},
+	    {"\x89LZO", {"lzop", "-dc"}},
+	};
+	for (const Format &format : formats) {
+		if (!payload.starts_with(format.magic))
+			continue;
+		const fs::path compressed = temp.path / "payload";
+		const fs::path elf = temp.path / "vmlinux";
+		write_file(compressed, payload);
+		const int status = run_tool(format.tool, compressed.string(), elf.string());
+		std::error_code ec;
+		// Decompressors may complain about the size trailer after the stream; the ELF decides.
+		std::string data = fs::exists(elf, ec) ? read_file(elf, 1u << 30) : std::string();
+		if (data.compare(0, 4,
+				 "\x7f"
+				 "ELF") != 0)
+			fail(origin + ": " + format.tool[0] + " did not produce an ELF kernel (exit status " +
+			     std::to_string(status) + ")");
+		return data;
+	}
+	fail(origin + ": unknown payload compression (magic " + hex(static_cast<uint8_t>(payload[0])) + ")");
+}
+
+struct DebFiles {
+	fs::path vmlinuz;
+	std::optional<fs::path> system_map;
+	std::string release;
+};
+
+DebFiles unpack_deb(const std::string &deb, const TempDir &temp)
+{
+	{
+		std::ifstream in(deb, std::ios::binary);
+		char magic[8] = {};
+		if (!in)
+			fail(deb + ": cannot open: " + std::strerror(errno));
+		if (!in.read(magic, sizeof(magic)) || std::string_view(magic, 8) != "!<arch>\n")
+			fail(deb + ": not a Debian package (no ar archive header)");
+	}
+	// dpkg-deb --fsys-tarfile PKG | tar -x ./boot: only the boot files, not 400 MB of modules.
+	const fs::path tarfile = temp.path / "data.tar";
+	if (int status = run_tool({"dpkg-deb", "--fsys-tarfile", deb}, "", tarfile.string()); status != 0)
+		fail(deb + ": dpkg-deb --fsys-tarfile failed (exit status " + std::to_string(status) + ")");
+	const fs::path root = temp.path / "root";
+	fs::create_directories(root);
+	if (int status = run_tool({"tar", "-x", "-f", tarfile.string(), "-C", root.string(), "--wildcards",
+				   "./boot/vmlinuz-*", "./boot/System.map-*"},
+				  "", "");
+	    status != 0 && !fs::exists(root / "boot"))
+		fail(deb + ": no ./boot/vmlinuz-* in the package (not a linux-image package?)");
+	std::error_code ec;
+	fs::remove(tarfile, ec);
+	DebFiles files;
+	for (const auto &entry : fs::directory_iterator(root / "boot", ec)) {
+		const std::string name = entry.path().filename().string();
+		if (name.starts_with("vmlinuz-")) {
+			files.vmlinuz = entry.path();
+			files.release = name.substr(8);
+		} else if (name.starts_with("System.map-"))
+			files.system_map = entry.path();
+	}
+	if (files.vmlinuz.empty())
+		fail(deb + ": no ./boot/vmlinuz-* in the package (not a linux-image package?)");
+	return files;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output
+
+struct Output {
+	fs::path dir = ".";
+	std::vector<std::string> written;
+	std::vector<std::string> omitted;
+
+	void symbol_map(const std::string &release, bool slid, const Symbols &symbols, bool with_btf)
+	{
+		Json map = {{"format", "softdpu-symbol-map"}, {"version", 1}};
+		if (!release.empty())
+			map["kernel"] = release;
+		map["slid"] = slid;
+		Json entries = Json::object();
+		for (const auto &[name, address] : symbols)
+			entries[name] = hex(address);
+		map["symbols"] = std::move(entries);
+		if (with_btf)
+			map["btf"] = "vmlinux.btf";
+		write_file(dir / "symbols.json", map.dump(2) + "\n");
+		written.push_back("symbols.json (" + std::to_string(symbols.size()) + " symbols, " +
+				  (slid ? "running addresses" : "link-time addresses") + ")");
+	}
+
+	void btf(std::string_view blob)
+	{
+		write_file(dir / "vmlinux.btf", blob);
+		written.push_back("vmlinux.btf (" + std::to_string(blob.size()) + " bytes)");
+	}
+
+	void regions(const std::vector<Range> &ranges)
+	{
+		Json allowed = Json::object();
+		for (size_t i = 0; i < ranges.size(); ++i)
+			allowed[std::to_string(i)] = {{"start", ranges[i].start},
+						      {"length", ranges[i].end - ranges[i].start + 1}};
+		write_file(dir / "mem_regions.json", Json{{"allowed_regions", allowed}}.dump(2) + "\n");
+		written.push_back("mem_regions.json (" + std::to_string(ranges.size()) + " System RAM ranges)");
+	}
+
+	void kpgd(uint64_t page_table, std::optional<uint64_t> init_task)
+	{
+		std::string text = hex(page_table) + "\n";
+		if (init_task)
+			text += hex(*init_task) + "\n";
+		write_file(dir / "kpgd_file.conf", text);
+		written.push_back("kpgd_file.conf (" + hex(page_table) + ")");
+	}
+
+	void report() const
+	{
+		std::printf("wrote to %s:\n", dir.c_str());
+		for (const std::string &line : written)
+			std::printf("  %s\n", line.c_str());
+		for (const std::string &line : omitted)
+			std::printf("  not written: %s\n", line.c_str());
+	}
+};
+
+struct Options {
+	enum class Mode { none, live, deb, vmlinuz, vmlinux } mode = Mode::none;
+	std::string input;
+	fs::path root = "/";
+	std::string system_map;
+	bool all_symbols = false;
+	fs::path out = ".";
+};
+
+void run_live(const Options &options, Output &out)
+{
+	const fs::path root = options.root;
+	bool hidden = false;
+	const std::string kallsyms_path = (root / "proc/kallsyms").string();
+	const Symbols all = parse_symbol_lines(read_file(kallsyms_path), kallsyms_path, hidden);
+	if (hidden)
+		fail(kallsyms_path + ": every address is 0 (kptr_restrict): run as root, or set "
+				     "/proc/sys/kernel/kptr_restrict to 0");
+	std::string release;
+	{
+		std::error_code ec;
+		const fs::path osrelease = root / "proc/sys/kernel/osrelease";
+		if (fs::exists(osrelease, ec)) {
+			release = read_file(osrelease, 4096);
+			while (!release.empty() && (release.back() == '\n' || release.back() == ' '))
+				release.pop_back();
+		}
+	}
+	const fs::path btf_path = root / "sys/kernel/btf/vmlinux";
+	std::error_code ec;
+	const bool have_btf = fs::exists(btf_path, ec);
+	if (have_btf)
+		out.btf(read_file(btf_path, 64u << 20));
+	else
+		out.omitted.push_back(
+		    "vmlinux.btf: " + btf_path.string() +
+		    " is missing (kernel without CONFIG_DEBUG_INFO_BTF); App Shield reads BTF from memory");
+	out.symbol_map(release, true, select_symbols(all, options.all_symbols), have_btf);
+
+	const std::string iomem_path = (root / "proc/iomem").string();
+	const Iomem iomem = parse_iomem(read_file(iomem_path), iomem_path);
+	if (iomem.all_zero) {
+		out.omitted.push_back("mem_regions.json, kpgd_file.conf: " + iomem_path +
+				      " shows no addresses (not root?)");
+		return;
+	}
+	if (iomem.system_ram.empty())
+		out.omitted.push_back("mem_regions.json: no \"System RAM\" line in " + iomem_path);
+	else
+		out.regions(iomem.system_ram);
+	// "Kernel code" starts at the physical address of _text, so any kernel-image symbol's
+	// physical address is that start plus its distance from _text.
+	auto text = all.find("_text");
+	auto top = all.find("init_top_pgt");
+	if (top == all.end())
+		top = all.find("swapper_pg_dir");
+	if (!iomem.kernel_code || text == all.end() || top == all.end() || top->second < text->second ||
+	    text->second < kStartKernelMap) {
+		out.omitted.push_back("kpgd_file.conf: needs \"Kernel code\" in iomem and _text, init_top_pgt in "
+				      "kallsyms (App Shield finds the page table in memory)");
+		return;
+	}
+	const uint64_t page_table = iomem.kernel_code->start + (top->second - text->second);
+	std::optional<uint64_t> init_task;
+	if (auto it = all.find("init_task"); it != all.end())
+		init_task = it->second;
+	out.kpgd(page_table, init_task);
+}
+
+void run_offline(const Options &options, Output &out)
+{
+	TempDir temp;
+	std::string release;
+	std::optional<fs::path> system_map;
+	std::string vmlinux;
+	std::string origin = options.input;
+	if (!options.system_map.empty())
+		system_map = options.system_map;
+	if (options.mode == Options::Mode::deb) {
+		DebFiles files = unpack_deb(options.input, temp);
+		release = files.release;
+		if (!system_map)
+			system_map = files.system_map;
+		origin = options.input + ":" + files.vmlinuz.filename().string();
+		vmlinux = vmlinux_from_bzimage(read_file(files.vmlinuz, 256u << 20), origin, temp);
+	} else {
+		std::string image = read_file(options.input, 1u << 30);
+		if (options.mode == Options::Mode::vmlinuz && image.compare(0, 4,
+									    "\x7f"
+									    "ELF") != 0)
+			vmlinux = vmlinux_from_bzimage(image, origin, temp);
+		else
+			vmlinux = std::move(image);
+	}
+	const Elf elf(std::move(vmlinux), origin);
+	if (release.empty()) {
+		if (const Section *rodata = elf.section(".rodata"))
+			release = release_from_banner(elf.bytes(*rodata));
+	}
+	Symbols all;
+	if (system_map) {
+		bool all_zero = false;
+		all = parse_symbol_lines(read_file(*system_map), system_map->string(), all_zero);
+	}
+	add_symtab(elf, all);
+	add_ksymtab(elf, all);
+	const Section *btf = elf.section(".BTF");
+	if (btf != nullptr && btf->size > 0)
+		out.btf(elf.bytes(*btf));
+	else
+		out.omitted.push_back("vmlinux.btf: the kernel has no .BTF section (CONFIG_DEBUG_INFO_BTF off)");
+	if (all.empty() && (btf == nullptr || btf->size == 0))
+		fail(origin + ": neither symbols nor BTF found; nothing to write");
+	out.symbol_map(release, false, select_symbols(all, options.all_symbols), btf != nullptr && btf->size > 0);
+	if (!system_map && !elf.section(".symtab"))
+		out.omitted.push_back("non-exported symbols (linux_banner, init_top_pgt, ...): the image is stripped; "
+				      "give --system-map, or rely on the guest's VMCOREINFO and kallsyms");
+	out.omitted.push_back("mem_regions.json, kpgd_file.conf: the RAM layout and the page table's physical "
+			      "address exist only in a running guest (--live, or App Shield's zero-config)");
+}
+
+Options parse_options(int argc, char **argv)
+{
+	Options options;
+	auto usage_error = [](const std::string &message) {
+		std::fprintf(stderr, "softdpu-apsh-config: %s\n(--help for usage)\n", message.c_str());
+		std::exit(2);
+	};
+	auto set_mode = [&](Options::Mode mode, std::string input) {
+		if (options.mode != Options::Mode::none)
+			usage_error("give exactly one of --live, --deb, --vmlinuz, --vmlinux");
+		options.mode = mode;
+		options.input = std::move(input);
+	};
+	for (int i = 1; i < argc; ++i) {
+		const std::string_view arg = argv[i];
+		auto value = [&]() -> std::string {
+			if (i + 1 >= argc)
+				usage_error(std::string(arg) + " needs a value");
+			return argv[++i];
+		};
+		if (arg == "-h" || arg == "--help") {
+			std::fputs(kUsage, stdout);
+			std::exit(0);
+		} else if (arg == "--live")
+			set_mode(Options::Mode::live, "");
+		else if (arg == "--deb")
+			set_mode(Options::Mode::deb, value());
+		else if (arg == "--vmlinuz")
+			set_mode(Options::Mode::vmlinuz, value());
+		else if (arg == "--vmlinux")
+			set_mode(Options::Mode::vmlinux, value());
+		else if (arg == "--root")
+			options.root = value();
+		else if (arg == "--system-map")
+			options.system_map = value();
+		else if (arg == "--all-symbols")
+			options.all_symbols = true;
+		else if (arg == "-o" || arg == "--output")
+			options.out = value();
+		else
+			usage_error("unknown argument \"" + std::string(arg) + "\"");
+	}
+	if (options.mode == Options::Mode::none)
+		usage_error("give one of --live, --deb, --vmlinuz, --vmlinux");
+	if (options.mode != Options::Mode::live && options.root != "/")
+		usage_error("--root only goes with --live");
+	if (options.mode == Options::Mode::live && !options.system_map.empty())
+		usage_error("--system-map only goes with the offline modes");
+	return options;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	const Options options = parse_options(argc, argv);
+	Output out;
+	out.dir = options.out;
+	try {
+		std::error_code ec;
+		fs::create_directories(out.dir, ec);
+		if (!fs::is_directory(out.dir, ec))
+			fail(out.dir.string() + ": not a directory");
+		if (options.mode == Options::Mode::live)
+			run_live(options, out);
+		else
+			run_offline(options, out);
+	} catch (const Failure &failure) {
+		std::fprintf(stderr, "softdpu-apsh-config: %s\n", failure.message.c_str());
+		return 1;
+	} catch (const std::exception &error) {
+		std::fprintf(stderr, "softdpu-apsh-config: %s\n", error.what());
+		return 1;
+	}
+	out.report();
+	return 0;
+}
