@@ -33,7 +33,7 @@ namespace softdpu::cli {
 
 namespace {
 
-using Json = nlohmann::json;
+using Json = nlohmann::ordered_json; // keys in column order
 
 constexpr const char *kUsage =
     "usage: softdpu apsh <query> [options]\n"
