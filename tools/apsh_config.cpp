@@ -28,7 +28,7 @@ extern char **environ;
 namespace {
 
 namespace fs = std::filesystem;
-using Json = nlohmann::json;
+using Json = nlohmann::ordered_json; // keys in the documented order
 
 constexpr const char *kUsage =
     "usage: softdpu-apsh-config --live [--root DIR] [-o DIR] [--all-symbols]\n"
@@ -206,8 +206,8 @@ Symbols parse_symbol_lines(std::string_view text, const std::string &origin, boo
 		std::string_view name = line.substr(second + 1);
 		if (const size_t tab = name.find('\t'); tab != std::string_view::npos)
 			name = name.substr(0, tab);
-		if (name.empty())
-			continue;
+		if (name.empty() || name.find(' ') != std::string_view::npos)
+			continue; // e.g. Debian's stub System.map: "ffffffffffffffff B The real System.map is in ..."
 		if (*address != 0)
 			all_zero = false;
 		symbols.emplace(std::string(name), *address);
@@ -457,8 +457,10 @@ struct TempDir {
 	}
 };
 
-// Runs argv with stdin/stdout redirected to files (empty: inherited); returns the exit status.
-int run_tool(const std::vector<std::string> &argv, const std::string &stdin_path, const std::string &stdout_path)
+// Starts argv with stdin/stdout redirected to files or descriptors (empty / -1: inherited);
+// fds_to_close are closed in the child (the other ends of pipes).
+pid_t start_tool(const std::vector<std::string> &argv, const std::string &stdin_path, const std::string &stdout_path,
+		 int stdin_fd = -1, int stdout_fd = -1, std::initializer_list<int> fds_to_close = {})
 {
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
@@ -467,6 +469,12 @@ int run_tool(const std::vector<std::string> &argv, const std::string &stdin_path
 	if (!stdout_path.empty())
 		posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, stdout_path.c_str(),
 						 O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (stdin_fd >= 0)
+		posix_spawn_file_actions_adddup2(&actions, stdin_fd, STDIN_FILENO);
+	if (stdout_fd >= 0)
+		posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
+	for (int fd : fds_to_close)
+		posix_spawn_file_actions_addclose(&actions, fd);
 	std::vector<char *> args;
 	for (const std::string &arg : argv)
 		args.push_back(const_cast<char *>(arg.c_str()));
@@ -476,10 +484,20 @@ int run_tool(const std::vector<std::string> &argv, const std::string &stdin_path
 	posix_spawn_file_actions_destroy(&actions);
 	if (error != 0)
 		fail("cannot run " + argv[0] + ": " + std::strerror(error) + " (is it installed?)");
+	return pid;
+}
+
+int wait_tool(pid_t pid)
+{
 	int status = 0;
 	while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run_tool(const std::vector<std::string> &argv, const std::string &stdin_path, const std::string &stdout_path)
+{
+	return wait_tool(start_tool(argv, stdin_path, stdout_path));
 }
 
 // The kernel ELF inside a bzImage: the setup header says where the compressed payload is.
@@ -552,18 +570,30 @@ DebFiles unpack_deb(const std::string &deb, const TempDir &temp)
 			fail(deb + ": not a Debian package (no ar archive header)");
 	}
 	// dpkg-deb --fsys-tarfile PKG | tar -x ./boot: only the boot files, not 400 MB of modules.
-	const fs::path tarfile = temp.path / "data.tar";
-	if (int status = run_tool({"dpkg-deb", "--fsys-tarfile", deb}, "", tarfile.string()); status != 0)
-		fail(deb + ": dpkg-deb --fsys-tarfile failed (exit status " + std::to_string(status) + ")");
 	const fs::path root = temp.path / "root";
 	fs::create_directories(root);
-	if (int status = run_tool({"tar", "-x", "-f", tarfile.string(), "-C", root.string(), "--wildcards",
-				   "./boot/vmlinuz-*", "./boot/System.map-*"},
-				  "", "");
-	    status != 0 && !fs::exists(root / "boot"))
-		fail(deb + ": no ./boot/vmlinuz-* in the package (not a linux-image package?)");
+	int pipe_fds[2];
+	if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+		fail("pipe: " + std::string(std::strerror(errno)));
+	pid_t unpacker = -1, extractor = -1;
+	try {
+		unpacker = start_tool({"dpkg-deb", "--fsys-tarfile", deb}, "", "", -1, pipe_fds[1], {pipe_fds[0]});
+		extractor = start_tool({"tar", "-x", "-C", root.string(), "--wildcards", "./boot/*"}, "", "",
+				       pipe_fds[0], -1, {pipe_fds[1]});
+	} catch (const Failure &) {
+		::close(pipe_fds[0]);
+		::close(pipe_fds[1]);
+		if (unpacker > 0)
+			wait_tool(unpacker);
+		throw;
+	}
+	::close(pipe_fds[0]);
+	::close(pipe_fds[1]);
+	const int unpack_status = wait_tool(unpacker);
+	wait_tool(extractor); // tar fails when nothing matched; the missing vmlinuz says so below
+	if (unpack_status != 0)
+		fail(deb + ": dpkg-deb --fsys-tarfile failed (exit status " + std::to_string(unpack_status) + ")");
 	std::error_code ec;
-	fs::remove(tarfile, ec);
 	DebFiles files;
 	for (const auto &entry : fs::directory_iterator(root / "boot", ec)) {
 		const std::string name = entry.path().filename().string();
@@ -738,9 +768,17 @@ void run_offline(const Options &options, Output &out)
 			release = release_from_banner(elf.bytes(*rodata));
 	}
 	Symbols all;
+	bool real_system_map = false;
 	if (system_map) {
-		bool all_zero = false;
-		all = parse_symbol_lines(read_file(*system_map), system_map->string(), all_zero);
+		const std::string text = read_file(*system_map);
+		if (text.find("System.map is in") != std::string::npos && text.size() < 4096) {
+			out.omitted.push_back("System.map symbols: " + system_map->filename().string() +
+					      " is Debian's stub (the real one is in the -dbg package, not used)");
+		} else {
+			bool all_zero = false;
+			all = parse_symbol_lines(text, system_map->string(), all_zero);
+			real_system_map = true;
+		}
 	}
 	add_symtab(elf, all);
 	add_ksymtab(elf, all);
@@ -752,7 +790,7 @@ void run_offline(const Options &options, Output &out)
 	if (all.empty() && (btf == nullptr || btf->size == 0))
 		fail(origin + ": neither symbols nor BTF found; nothing to write");
 	out.symbol_map(release, false, select_symbols(all, options.all_symbols), btf != nullptr && btf->size > 0);
-	if (!system_map && !elf.section(".symtab"))
+	if (!real_system_map && !elf.section(".symtab"))
 		out.omitted.push_back("non-exported symbols (linux_banner, init_top_pgt, ...): the image is stripped; "
 				      "give --system-map, or rely on the guest's VMCOREINFO and kallsyms");
 	out.omitted.push_back("mem_regions.json, kpgd_file.conf: the RAM layout and the page table's physical "
