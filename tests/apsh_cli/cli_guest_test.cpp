@@ -306,6 +306,41 @@ TEST_F(ApshCliGuest, YaraUserRuleFindsTheMarkerOnlyInTheTarget)
 	EXPECT_TRUE(pids.count(target));
 }
 
+TEST_F(ApshCliGuest, AttestationMatchesTheGuestFiles)
+{
+	// The guest's files, hashed by softdpu-exec-hash-build-map from the initramfs tree.
+	std::string root;
+	{
+		std::ifstream env(snapshot_ / "guest.env");
+		for (std::string line; std::getline(env, line);)
+			if (line.starts_with("INITRAMFS_ROOT="))
+				root = line.substr(15);
+	}
+	if (root.empty() || !fs::exists(root + "/bin"))
+		GTEST_SKIP() << "guest.env names no initramfs tree";
+	const fs::path map = fs::temp_directory_path() / ("apsh_cli_hash." + std::to_string(::getpid()) + ".json");
+	const Result built = run(SOFTDPU_EXEC_HASH_TOOL,
+				 {"-o", map.string(), "--root", root, root + "/bin", root + "/lib", root + "/lib64"});
+	ASSERT_EQ(built.status, 0) << built.err;
+	const auto *target = truth_->target("apsh_target");
+	ASSERT_NE(target, nullptr);
+	const Json areas =
+	    apsh_json({"attest", "--memory", raw(), "--hash-map", map.string(), "--pid", std::to_string(target->pid)});
+	fs::remove(map);
+	std::set<std::string> attested;
+	for (const Json &row : areas) {
+		EXPECT_EQ(row.at("pid"), target->pid);
+		if (!row.at("hash_data_present").get<bool>())
+			continue;
+		attested.insert(row.at("path").get<std::string>());
+		// An unmodified guest: every present page of a file we hashed matches.
+		EXPECT_GT(row.at("pages_present").get<int>(), 0) << row.dump();
+		EXPECT_EQ(row.at("matching_hashes"), row.at("pages_present")) << row.dump();
+	}
+	EXPECT_TRUE(attested.count("/bin/apsh_target"));
+	EXPECT_TRUE(attested.count("/lib/x86_64-linux-gnu/libc.so.6"));
+}
+
 TEST_F(ApshCliGuest, ConfigFilesFromLiveModeGiveTheZeroConfigResult)
 {
 	// A /proc and /sys as the guest showed them: its kallsyms anchors and iomem from the ground
