@@ -365,7 +365,7 @@ int Connection::client_handle_connected(const NameMessage &connected)
 	for (DbVector<Queue> *queues : {&s2m_, &m2s_}) {
 		for (Queue &queue : *queues) {
 			store_release(queue.ring->head, 0);
-			queue.last_head = queue.last_tail = queue.allocated = 0;
+			queue.last_head = queue.last_tail = queue.allocated = queue.peer_index = 0;
 		}
 	}
 	for (size_t qid = 0; qid < m2s_.size(); ++qid) {
@@ -542,7 +542,7 @@ int Connection::server_handle_connect(const NameMessage &connect)
 	for (DbVector<Queue> *queues : {&s2m_, &m2s_}) {
 		for (Queue &queue : *queues) {
 			store_release(queue.ring->tail, 0);
-			queue.last_head = queue.last_tail = queue.allocated = 0;
+			queue.last_head = queue.last_tail = queue.allocated = queue.peer_index = 0;
 		}
 	}
 	for (size_t qid = 0; qid < s2m_.size(); ++qid) {
@@ -759,6 +759,33 @@ void Connection::kick(const Queue &queue)
 	[[maybe_unused]] ssize_t written = write(queue.event_fd.get(), &one, sizeof one);
 }
 
+bool Connection::tx_free_slots(Queue &queue, uint16_t own, uint16_t wanted, uint16_t &free_slots)
+{
+	// Client (S2M producer): free = ring size - (head - tail). Server (M2S producer): free = what
+	// the client posted beyond our tail, head - tail. Either distance is at most the ring size.
+	const bool master = is_master();
+	const uint16_t ring_size = queue.ring_size;
+	uint16_t used = master ? uint16_t(queue.peer_index - own) : uint16_t(own - queue.peer_index);
+	if (used > ring_size) { // only a peer that rewrote our own index gets here
+		fail(MEMIF_ERR_MFMSG, "Ring indexes out of range");
+		return false;
+	}
+	uint16_t free_now = master ? used : uint16_t(ring_size - used);
+	if (uint16_t(free_now - std::min(free_now, queue.allocated)) < wanted) {
+		const uint16_t peer = master ? load_acquire(queue.ring->head) : load_acquire(queue.ring->tail);
+		const uint16_t head = master ? peer : own;
+		const uint16_t tail = master ? own : peer;
+		if (!indices_sane(head, tail, ring_size))
+			return false;
+		queue.peer_index = peer;
+		used = uint16_t(head - tail);
+		free_now = master ? used : uint16_t(ring_size - used);
+	}
+	// More handed out than free cannot happen unless the peer moved its index backwards.
+	free_slots = uint16_t(free_now - std::min(free_now, queue.allocated));
+	return true;
+}
+
 int Connection::buffer_alloc(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *count_out, uint16_t size)
 {
 	*count_out = 0;
@@ -768,64 +795,44 @@ int Connection::buffer_alloc(uint16_t qid, memif_buffer_t *bufs, uint16_t count,
 		return MEMIF_ERR_QID;
 	Queue &queue = tx_queues()[qid];
 	RingHeader *ring = queue.ring;
+	const bool master = is_master();
 	const uint16_t mask = queue.mask();
-	uint16_t first; // the ring index of the first free slot we own
-	uint16_t free_slots;
-	if (!is_master()) {
-		const uint16_t head = load_relaxed(ring->head);
-		const uint16_t tail = load_acquire(ring->tail);
-		if (!indices_sane(head, tail, queue.ring_size))
-			return MEMIF_ERR_MFMSG;
-		first = uint16_t(head + queue.allocated);
-		free_slots = uint16_t(queue.ring_size - uint16_t(head - tail) - queue.allocated);
-	} else {
-		const uint16_t head = load_acquire(ring->head);
-		const uint16_t tail = load_relaxed(ring->tail);
-		if (!indices_sane(head, tail, queue.ring_size))
-			return MEMIF_ERR_MFMSG;
-		first = uint16_t(tail + queue.allocated);
-		free_slots = uint16_t(uint16_t(head - tail) - queue.allocated);
-	}
-	if (uint16_t(queue.allocated) > queue.ring_size) // cannot happen unless the peer rewound an index
-		free_slots = 0;
+	const uint16_t own = master ? load_relaxed(ring->tail) : load_relaxed(ring->head);
+	uint16_t free_slots = 0;
+	if (!tx_free_slots(queue, own, count, free_slots))
+		return MEMIF_ERR_MFMSG;
+	const uint16_t first = uint16_t(own + queue.allocated); // ring index of the first free slot
+	const uint16_t limit = std::min(count, free_slots);     // one buffer per slot
 
 	const uint32_t buffer_size = args_.buffer_size;
-	uint16_t produced = 0; // bufs filled
-	uint16_t slots = 0;    // slots used
-	int result = MEMIF_ERR_SUCCESS;
-	while (produced < count) {
+	memif_get_external_buffer_offset_t *const external = master ? nullptr : database_.get_external_buffer_offset();
+	const RegionBounds buffers =
+	    !master && bounds_.size() > kBufferRegion ? bounds_[kBufferRegion] : RegionBounds{};
+	uint16_t produced = 0; // bufs filled with whole packets (= slots used)
+	while (produced < limit) {
 		// One packet: as many slots as its size needs, all or nothing.
+		const uint16_t packet_start = produced;
 		uint32_t remaining = size;
-		uint16_t packet_slots = 0;
-		bool done = false;
-		while (!done) {
-			if (uint16_t(slots + packet_slots) >= free_slots) {
-				result = MEMIF_ERR_NOBUF_RING;
-				break;
-			}
-			if (produced + packet_slots >= count) {
-				result = MEMIF_ERR_SUCCESS;
-				break;
-			}
-			const uint16_t slot = uint16_t(first + slots + packet_slots) & mask;
-			Descriptor &shared = ring->desc[slot];
-			memif_buffer_t &buf = bufs[produced + packet_slots];
+		bool complete = false;
+		while (produced < limit) {
+			const uint16_t slot = uint16_t(first + produced) & mask;
 			uint32_t capacity;
 			uint8_t *data;
-			if (!is_master()) {
+			if (!master) {
+				// Our own buffer: its offset comes from private memory (or the application),
+				// and still has to lie inside the buffer region.
 				uint32_t offset = queue.buffer_offsets[slot];
-				if (database_.get_external_buffer_offset() != nullptr)
-					offset = database_.get_external_buffer_offset()(private_ctx_);
-				const Descriptor own{0, kBufferRegion, buffer_size, offset, 0};
-				data = resolve_descriptor(bounds_, own);
-				if (data == nullptr)
+				if (external != nullptr) {
+					offset = external(private_ctx_);
+					queue.buffer_offsets[slot] = offset;
+				}
+				if (uint64_t(offset) + buffer_size > buffers.size || buffers.base == nullptr)
 					return MEMIF_ERR_NOBUF;
-				queue.buffer_offsets[slot] = offset;
-				shared.region = kBufferRegion;
-				shared.offset = offset;
+				data = buffers.base + offset;
 				capacity = buffer_size;
 			} else {
-				const Descriptor posted = snapshot(shared);
+				// What the client posted: read once, checked before use.
+				const Descriptor posted = snapshot(ring->desc[slot]);
 				data = resolve_descriptor(bounds_, posted);
 				if (data == nullptr || posted.length == 0) {
 					fail(MEMIF_ERR_MFMSG, "Descriptor outside its region");
@@ -833,23 +840,29 @@ int Connection::buffer_alloc(uint16_t qid, memif_buffer_t *bufs, uint16_t count,
 				}
 				capacity = posted.length;
 			}
+			__builtin_prefetch(data, 1);
+			memif_buffer_t &buf = bufs[produced++];
 			buf.desc_index = slot;
 			buf.ring = ring;
 			buf.data = data;
 			buf.len = std::min(capacity, remaining);
 			remaining -= buf.len;
 			buf.flags = remaining > 0 ? MEMIF_BUFFER_FLAG_NEXT : 0;
-			++packet_slots;
-			done = remaining == 0;
+			if (remaining == 0) {
+				complete = true;
+				break;
+			}
 		}
-		if (!done)
+		if (!complete) { // out of slots or out of count within this packet: it is not handed out
+			produced = packet_start;
 			break;
-		produced = uint16_t(produced + packet_slots);
-		slots = uint16_t(slots + packet_slots);
+		}
 	}
-	queue.allocated = uint16_t(queue.allocated + slots);
+	queue.allocated = uint16_t(queue.allocated + produced);
 	*count_out = produced;
-	return produced < count ? result : MEMIF_ERR_SUCCESS;
+	// As libmemif 3.1: whatever part of the request is not met (the ring is full, or count has no
+	// room for the next whole packet) is MEMIF_ERR_NOBUF_RING; count_out says what was allocated.
+	return produced < count ? MEMIF_ERR_NOBUF_RING : MEMIF_ERR_SUCCESS;
 }
 
 int Connection::tx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *tx)
@@ -861,11 +874,13 @@ int Connection::tx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uin
 		return MEMIF_ERR_QID;
 	Queue &queue = tx_queues()[qid];
 	RingHeader *ring = queue.ring;
+	const bool master = is_master();
 	const uint16_t mask = queue.mask();
-	uint16_t &index = is_master() ? ring->tail : ring->head;
+	uint16_t &index = master ? ring->tail : ring->head;
 	const uint16_t start = load_relaxed(index);
 	const uint16_t sendable = std::min(count, queue.allocated);
 	int result = count > queue.allocated ? MEMIF_ERR_INVAL_ARG : MEMIF_ERR_SUCCESS;
+	const uint64_t buffer_size = args_.buffer_size;
 	uint16_t sent = 0;
 	for (; sent < sendable; ++sent) {
 		const memif_buffer_t &buf = bufs[sent];
@@ -875,29 +890,28 @@ int Connection::tx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uin
 		// descriptor takes the offset it points at, if that stays inside the buffer's region.
 		// A client's slot owns one buffer: the data must stay inside it. A server writes into
 		// what the client posted, anywhere inside that region.
-		const Descriptor current = snapshot(shared);
-		const uint16_t region = is_master() ? current.region : kBufferRegion;
-		uint8_t *const data = static_cast<uint8_t *>(buf.data);
-		if (region >= bounds_.size() || data < bounds_[region].base) {
+		const uint16_t region = master ? load_relaxed(shared.region) : kBufferRegion;
+		if (region >= bounds_.size()) {
 			result = MEMIF_ERR_INVAL_ARG;
 			break;
 		}
-		const uint64_t offset = uint64_t(data - bounds_[region].base);
-		const uint64_t low = is_master() ? 0 : queue.buffer_offsets[slot];
-		const uint64_t high = is_master() ? bounds_[region].size : low + args_.buffer_size;
-		if (offset < low || offset + buf.len > high || high > bounds_[region].size || offset > UINT32_MAX) {
+		const RegionBounds &bounds = bounds_[region];
+		// Unsigned: a pointer below the region wraps to a huge offset and fails the checks.
+		const uint64_t offset =
+		    uint64_t(reinterpret_cast<uintptr_t>(buf.data) - reinterpret_cast<uintptr_t>(bounds.base));
+		const uint64_t low = master ? 0 : queue.buffer_offsets[slot];
+		const uint64_t high = master ? bounds.size : std::min<uint64_t>(low + buffer_size, bounds.size);
+		if (offset < low || offset > UINT32_MAX || offset + buf.len > high) {
 			result = MEMIF_ERR_INVAL_ARG;
 			break;
 		}
-		shared.region = region;
-		shared.offset = uint32_t(offset);
-		shared.length = buf.len;
-		shared.flags = (buf.flags & MEMIF_BUFFER_FLAG_NEXT) != 0 ? kDescFlagNext : 0;
-		shared.metadata = 0;
+		const Descriptor desc{uint16_t((buf.flags & MEMIF_BUFFER_FLAG_NEXT) != 0 ? kDescFlagNext : 0), region,
+				      buf.len, uint32_t(offset), 0};
+		std::memcpy(&shared, &desc, sizeof desc); // the slot is unpublished: the peer does not read it
 	}
 	if (sent == 0)
 		return result;
-	store_release(index, uint16_t(start + sent));
+	store_release(index, uint16_t(start + sent)); // one publication per burst
 	queue.allocated = uint16_t(queue.allocated - sent);
 	*tx = sent;
 	kick(queue);
@@ -913,38 +927,51 @@ int Connection::rx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uin
 		return MEMIF_ERR_QID;
 	Queue &queue = rx_queues()[qid];
 	RingHeader *ring = queue.ring;
+	const bool master = is_master();
 	const uint16_t mask = queue.mask();
-	uint16_t &cursor = is_master() ? queue.last_head : queue.last_tail;
-	uint16_t available;
-	if (is_master()) {
-		const uint16_t head = load_acquire(ring->head);
-		const uint16_t tail = load_relaxed(ring->tail);
-		if (!indices_sane(head, tail, queue.ring_size))
-			return MEMIF_ERR_MFMSG;
-		if (uint16_t(head - tail) < uint16_t(cursor - tail)) {
-			fail(MEMIF_ERR_MFMSG, "Ring head moved backwards");
-			return MEMIF_ERR_MFMSG;
+	uint16_t &cursor = master ? queue.last_head : queue.last_tail;
+	const bool interrupt = rx_modes_[qid] == MEMIF_RX_MODE_INTERRUPT;
+	if (interrupt) {
+		// Consume the queue's event first, then look at the ring: a signal that arrives after
+		// this read announces packets the next call will see, so none is lost.
+		uint64_t counter;
+		[[maybe_unused]] ssize_t drained = read(queue.event_fd.get(), &counter, sizeof counter);
+	}
+	uint16_t available = uint16_t(queue.peer_index - cursor);
+	if (available < count || interrupt) {
+		if (master) {
+			const uint16_t head = load_acquire(ring->head);
+			const uint16_t tail = load_relaxed(ring->tail);
+			if (!indices_sane(head, tail, queue.ring_size))
+				return MEMIF_ERR_MFMSG;
+			if (uint16_t(head - tail) < uint16_t(cursor - tail)) {
+				fail(MEMIF_ERR_MFMSG, "Ring head moved backwards");
+				return MEMIF_ERR_MFMSG;
+			}
+			queue.peer_index = head;
+		} else {
+			const uint16_t head = load_relaxed(ring->head);
+			const uint16_t tail = load_acquire(ring->tail);
+			// The server may publish only what we posted: cursor <= tail <= head.
+			if (uint16_t(tail - cursor) > uint16_t(head - cursor)) {
+				fail(MEMIF_ERR_MFMSG, "Ring tail beyond the posted buffers");
+				return MEMIF_ERR_MFMSG;
+			}
+			queue.peer_index = tail;
 		}
-		available = uint16_t(head - cursor);
-	} else {
-		const uint16_t head = load_relaxed(ring->head);
-		const uint16_t tail = load_acquire(ring->tail);
-		// The server may publish only what we posted: cursor <= tail <= head.
-		if (uint16_t(tail - cursor) > uint16_t(head - cursor)) {
-			fail(MEMIF_ERR_MFMSG, "Ring tail beyond the posted buffers");
-			return MEMIF_ERR_MFMSG;
-		}
-		available = uint16_t(tail - cursor);
+		available = uint16_t(queue.peer_index - cursor);
 	}
 	const uint16_t take = std::min(available, count);
+	const uint32_t buffer_size = args_.buffer_size;
 	for (uint16_t i = 0; i < take; ++i) {
 		const uint16_t slot = uint16_t(cursor + i) & mask;
 		const Descriptor desc = snapshot(ring->desc[slot]);
 		uint8_t *data = resolve_descriptor(bounds_, desc);
-		if (data == nullptr || (!is_master() && desc.length > args_.buffer_size)) {
+		if (data == nullptr || (!master && desc.length > buffer_size)) {
 			fail(MEMIF_ERR_MFMSG, "Descriptor outside its region");
 			return MEMIF_ERR_MFMSG;
 		}
+		__builtin_prefetch(data);
 		memif_buffer_t &buf = bufs[i];
 		buf.desc_index = slot;
 		buf.ring = ring;
@@ -962,10 +989,6 @@ int Connection::rx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uin
 	}
 	cursor = uint16_t(cursor + delivered);
 	*rx = delivered;
-	if (rx_modes_[qid] == MEMIF_RX_MODE_INTERRUPT && delivered > 0) {
-		uint64_t counter;
-		[[maybe_unused]] ssize_t drained = read(queue.event_fd.get(), &counter, sizeof counter);
-	}
 	return MEMIF_ERR_SUCCESS;
 }
 
@@ -983,9 +1006,13 @@ int Connection::refill_queue(uint16_t qid, uint16_t count, uint16_t headroom)
 		const uint16_t tail = load_relaxed(ring->tail);
 		const uint16_t returnable = uint16_t(queue.last_head - tail);
 		const uint16_t n = std::min(count, returnable);
-		for (uint16_t i = 0; i < n; ++i)
-			store_relaxed(ring->desc[uint16_t(tail + i) & mask].flags, 0); // no stale NEXT survives
-		store_release(ring->tail, uint16_t(tail + n));
+		for (uint16_t i = 0; i < n; ++i) {
+			// No stale NEXT survives; a clean slot is left alone (no write to the peer's line).
+			uint16_t &flags = ring->desc[uint16_t(tail + i) & mask].flags;
+			if (load_relaxed(flags) != 0)
+				store_relaxed(flags, 0);
+		}
+		store_release(ring->tail, uint16_t(tail + n)); // one publication per call
 		return MEMIF_ERR_SUCCESS;
 	}
 	if (headroom >= args_.buffer_size)
@@ -993,19 +1020,17 @@ int Connection::refill_queue(uint16_t qid, uint16_t count, uint16_t headroom)
 	const uint16_t head = load_relaxed(ring->head);
 	const uint16_t postable = uint16_t(queue.last_tail + queue.ring_size - head);
 	const uint16_t n = std::min(count, postable);
+	memif_get_external_buffer_offset_t *const external = database_.get_external_buffer_offset();
+	const uint32_t length = uint32_t(args_.buffer_size - headroom);
 	for (uint16_t i = 0; i < n; ++i) {
 		const uint16_t slot = uint16_t(head + i) & mask;
 		uint32_t base = queue.buffer_offsets[slot];
-		if (database_.get_external_buffer_offset() != nullptr) {
-			base = database_.get_external_buffer_offset()(private_ctx_);
+		if (external != nullptr) {
+			base = external(private_ctx_);
 			queue.buffer_offsets[slot] = base;
 		}
-		Descriptor &desc = ring->desc[slot];
-		desc.flags = 0;
-		desc.region = kBufferRegion;
-		desc.offset = base + headroom;
-		desc.length = uint32_t(args_.buffer_size - headroom);
-		desc.metadata = 0;
+		const Descriptor desc{0, kBufferRegion, length, base + headroom, 0};
+		std::memcpy(&ring->desc[slot], &desc, sizeof desc); // unpublished slot
 	}
 	store_release(ring->head, uint16_t(head + n));
 	return MEMIF_ERR_SUCCESS;

@@ -36,6 +36,11 @@ struct Queue {
 	uint16_t last_head = 0; // server rx: next slot to read
 	uint16_t last_tail = 0; // client rx: next slot to read
 	uint16_t allocated = 0; // tx: buffers handed out by alloc/enq_tx, not yet sent
+	// The peer's index as last read (client: tail, server: head). The shared copy sits on a cache
+	// line the peer keeps writing, so the datapath works from this copy and re-reads the shared
+	// one (acquire) only when the copy says there is too little room or data for the request.
+	// The copy only ever lags the truth: fewer free slots or fewer received packets, never more.
+	uint16_t peer_index = 0;
 	// Client: the buffer (offset in region 1) each slot owns. Private memory, so the peer cannot
 	// make two slots share a buffer by rewriting descriptors.
 	DbVector<uint32_t> buffer_offsets;
@@ -125,6 +130,9 @@ private:
 	const DbVector<Queue> &rx_queues() const { return is_master() ? s2m_ : m2s_; }
 	// Checks the peer-written index of a ring; a lie disconnects (returns false).
 	bool indices_sane(uint16_t head, uint16_t tail, uint16_t ring_size);
+	// Free tx slots of a queue (not yet handed out), from the cached peer index; re-reads the
+	// shared one when fewer than `wanted` are free. False: the peer lied (we disconnected).
+	bool tx_free_slots(Queue &queue, uint16_t own, uint16_t wanted, uint16_t &free_slots);
 
 	uint32_t magic_ = kMagic;
 	Database &database_;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <sys/wait.h>
 #include <vector>
 
@@ -236,6 +237,79 @@ TEST_F(MemifLoopback, HeadroomShrinksPostedBuffers)
 	ASSERT_EQ(memif_refill_queue(client_.conn, 0, received, 128), MEMIF_ERR_SUCCESS);
 	PacketFlow down(server_.conn, client_.conn, 0, 3000, 128, 2048 - 128);
 	run_flow(down, 1000);
+}
+
+// libmemif 3.1: a request memif_buffer_alloc cannot meet in full is MEMIF_ERR_NOBUF_RING, also when
+// `count` (in buffers) is too small for the next whole chained packet; count_out says what was
+// handed out, and a packet that did not fit is not handed out at all.
+TEST_F(MemifLoopback, BufferAllocCountTooSmallForAChainIsNobufRing)
+{
+	connect(make_args(true), make_args(false));
+	for (memif_conn_handle_t tx : {client_.conn, server_.conn}) {
+		SCOPED_TRACE(tx == client_.conn ? "client" : "server");
+		memif_buffer_t bufs[8];
+		uint16_t count = 99;
+		// 3000 bytes take two 2048-byte buffers: one buffer is not enough for even one packet.
+		EXPECT_EQ(memif_buffer_alloc(tx, 0, bufs, 1, &count, 3000), MEMIF_ERR_NOBUF_RING);
+		EXPECT_EQ(count, 0);
+		// Three buffers: one whole packet (two buffers), and no room for the next one.
+		EXPECT_EQ(memif_buffer_alloc(tx, 0, bufs, 3, &count, 3000), MEMIF_ERR_NOBUF_RING);
+		ASSERT_EQ(count, 2);
+		EXPECT_EQ(bufs[0].flags & MEMIF_BUFFER_FLAG_NEXT, MEMIF_BUFFER_FLAG_NEXT);
+		EXPECT_EQ(bufs[1].flags & MEMIF_BUFFER_FLAG_NEXT, 0);
+		// The refused packet took no slot: the next allocation continues right after the first.
+		memif_buffer_t more[2];
+		EXPECT_EQ(memif_buffer_alloc(tx, 0, more, 2, &count, 3000), MEMIF_ERR_SUCCESS);
+		ASSERT_EQ(count, 2);
+		EXPECT_EQ(more[0].desc_index, (bufs[1].desc_index + 1) % 1024);
+		bufs[2] = more[0];
+		bufs[3] = more[1];
+		// Nothing asked, nothing refused.
+		EXPECT_EQ(memif_buffer_alloc(tx, 0, more, 0, &count, 64), MEMIF_ERR_SUCCESS);
+		EXPECT_EQ(count, 0);
+		uint16_t sent = 0;
+		ASSERT_EQ(memif_tx_burst(tx, 0, bufs, 4, &sent), MEMIF_ERR_SUCCESS);
+		EXPECT_EQ(sent, 4);
+	}
+	// A full ring: what fits is handed out, the rest is MEMIF_ERR_NOBUF_RING.
+	std::vector<memif_buffer_t> bufs(1100);
+	uint16_t count = 0;
+	EXPECT_EQ(memif_buffer_alloc(client_.conn, 0, bufs.data(), 1100, &count, 64), MEMIF_ERR_NOBUF_RING);
+	EXPECT_EQ(count, 1024 - 4); // the four buffers sent above are not received yet
+	EXPECT_EQ(memif_buffer_alloc(client_.conn, 0, bufs.data(), 1, &count, 64), MEMIF_ERR_NOBUF_RING);
+	EXPECT_EQ(count, 0);
+	// Once the server returns the two packets, their slots are free again.
+	memif_buffer_t in[8];
+	uint16_t received = 0;
+	ASSERT_EQ(memif_rx_burst(server_.conn, 0, in, 8, &received), MEMIF_ERR_SUCCESS);
+	ASSERT_EQ(received, 4);
+	ASSERT_EQ(memif_refill_queue(server_.conn, 0, received, 0), MEMIF_ERR_SUCCESS);
+	EXPECT_EQ(memif_buffer_alloc(client_.conn, 0, bufs.data(), 4, &count, 64), MEMIF_ERR_SUCCESS);
+	EXPECT_EQ(count, 4);
+}
+
+// libmemif 3.1: memif_rx_burst consumes the queue's interrupt event, also when the ring turns out
+// to be empty (a late signal for packets already read must not stay pending forever).
+TEST_F(MemifLoopback, RxBurstConsumesTheInterruptEvent)
+{
+	connect(make_args(true), make_args(false));
+	int efd = -1;
+	ASSERT_EQ(memif_get_queue_efd(client_.conn, 0, &efd), MEMIF_ERR_SUCCESS);
+	PacketFlow down(server_.conn, client_.conn, 0, 60);
+	ASSERT_TRUE(down.send_one()); // interrupt mode (the default): the server signals
+	pollfd readable{efd, POLLIN, 0};
+	EXPECT_EQ(poll(&readable, 1, 0), 1);
+	down.receive();
+	EXPECT_EQ(down.received(), 1u);
+	EXPECT_EQ(poll(&readable, 1, 0), 0);
+	// A signal with nothing behind it: rx_burst finds no packet and still consumes it.
+	const uint64_t one = 1;
+	ASSERT_EQ(write(efd, &one, sizeof one), ssize_t(sizeof one));
+	memif_buffer_t bufs[4];
+	uint16_t received = 9;
+	EXPECT_EQ(memif_rx_burst(client_.conn, 0, bufs, 4, &received), MEMIF_ERR_SUCCESS);
+	EXPECT_EQ(received, 0);
+	EXPECT_EQ(poll(&readable, 1, 0), 0);
 }
 
 TEST_F(MemifLoopback, SeveralQueuesEachWay)
