@@ -9,6 +9,10 @@ the measuring window give the rate (median of the samples), and /proc/<pid>/stat
 gives the CPU share each side obtained in that window. Results: median over the repeats.
 
     bench/memif_bench.py --softdpu build/tools/softdpu [--sizes 64,1500] [--repeats 5]
+
+With --baseline OTHER_SOFTDPU a fifth pairing, base -> base, runs another build of our
+generator/sink (e.g. before a change) interleaved with the rest. The load average is printed
+before and after the run: the figures mean little when the machine is busy with other work.
 """
 import argparse
 import os
@@ -38,7 +42,8 @@ class Side:
         self.kind, self.role, self.cpu, self.name = kind, role, cpu, name
         self.log_path = os.path.join(workdir, f"{name}.log")
         self.prefix = None
-        if kind == "ours":
+        if kind in SOFTDPU_KINDS:
+            softdpu = softdpu[kind]
             application = "sink" if role == "server" else "gen"
             command = ["taskset", "-c", str(cpu), softdpu, "memif", application, "--role", role, "--socket", socket,
                        "--quiet", "--connect-timeout", "20"]
@@ -71,7 +76,7 @@ class Side:
         with open(self.log_path, errors="replace") as log:
             log.seek(start)
             text = log.read(end - start)
-        pattern = r"rx_pps=([0-9.]+)" if self.kind == "ours" else r"Rx-pps:\s+([0-9]+)"
+        pattern = r"rx_pps=([0-9.]+)" if self.kind in SOFTDPU_KINDS else r"Rx-pps:\s+([0-9]+)"
         return [float(v) for v in re.findall(pattern, text)]
 
     def stop(self):
@@ -127,6 +132,12 @@ def run_pair(sender_kind, receiver_kind, size, args, workdir, tag):
 
 
 PAIRS = [("ours", "ours"), ("ours", "testpmd"), ("testpmd", "ours"), ("testpmd", "testpmd")]
+SOFTDPU_KINDS = ("ours", "base")  # our generator/sink: this build, and an optional baseline build
+
+
+def load_average():
+    with open("/proc/loadavg") as loadavg:
+        return " ".join(loadavg.read().split()[:3])
 
 
 def main():
@@ -136,7 +147,10 @@ def main():
     parser.add_argument("--repeats", type=int, default=5, help="runs of each pairing and size (default 5)")
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds before measuring (default 2)")
     parser.add_argument("--window", type=float, default=4.0, help="seconds measured (default 4)")
+    parser.add_argument("--baseline", help="another softdpu build: adds the pairing base -> base")
     args = parser.parse_args()
+    pairs = PAIRS + ([("base", "base")] if args.baseline else [])
+    args.softdpu = {"ours": args.softdpu, "base": args.baseline}
     if shutil.which("dpdk-testpmd") is None:
         print("SKIP: dpdk-testpmd not found (install dpdk-dev)")
         return 77
@@ -145,23 +159,25 @@ def main():
         return 1
     sizes = [int(s) for s in args.sizes.split(",")]
     results = {}
+    print(f"load average before: {load_average()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="softdpu-memif-bench.") as workdir:
         for repeat in range(args.repeats):
             for size in sizes:
-                for sender, receiver in PAIRS:
+                for sender, receiver in pairs:
                     tag = f"{sender}-{receiver}-{size}-{repeat}"
                     result = run_pair(sender, receiver, size, args, workdir, tag)
                     results.setdefault((sender, receiver, size), []).append(result)
                     print(f"run {repeat + 1}/{args.repeats} {sender:>7} -> {receiver:<7} {size:>5} B: "
                           f"{result['pps'] / 1e6:6.2f} Mpps  cpu tx {result['tx_cpu']:4.0%} rx {result['rx_cpu']:4.0%}",
                           flush=True)
+    print(f"load average after: {load_average()}")
     print()
     print(f"medians of {args.repeats} runs; sender on CPU 1 (client), receiver on CPU 0 (server), copy mode")
     print("| sender -> receiver | size | Mpps (median) | runs min-max | ÷ testpmd->testpmd | CPU share tx / rx |")
     print("|---|---|---|---|---|---|")
     for size in sizes:
         baseline = statistics.median(r["pps"] for r in results[("testpmd", "testpmd", size)])
-        for sender, receiver in PAIRS:
+        for sender, receiver in pairs:
             runs = results[(sender, receiver, size)]
             pps = [r["pps"] for r in runs]
             median = statistics.median(pps)

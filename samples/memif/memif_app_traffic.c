@@ -25,6 +25,19 @@ static int parse_verify(const char *prog, const char *arg, enum memif_app_verify
 	return 0;
 }
 
+/* Control events (connect, disconnect) are looked at every few milliseconds: memif_poll_event is a
+ * system call, and a busy-polling datapath makes none. */
+#define SERVICE_PERIOD_S 0.005
+
+/* A spin-wait hint while the ring is full or empty: the peer's cache line is then left alone for a
+ * moment, so the peer's own index updates are not slowed by our reads. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
 /* Receives what is on rx queue 0 (one burst), feeds it to checker and returns the buffers.
  * Returns the number of buffers received, or -1 on an error (message printed). */
 static int receive_burst(struct memif_app *app, memif_buffer_t *bufs, uint16_t burst, struct memif_app_checker *checker)
@@ -240,6 +253,7 @@ int memif_app_gen_main(int argc, char **argv)
 	memif_app_checker_init(&echo, gen.verify, gen.size);
 	uint64_t sent = 0, sent_bytes = 0;
 	double start = memif_app_now(), now = start, last_echo = start, next_report = start + gen.interval;
+	double next_service = start + SERVICE_PERIOD_S;
 	uint64_t reported_sent = 0;
 	unsigned iteration = 0;
 	int failed = 0;
@@ -288,6 +302,8 @@ int memif_app_gen_main(int argc, char **argv)
 				}
 				sent += (uint64_t)frames;
 				sent_bytes += (uint64_t)frames * gen.size;
+			} else if (!gen.echo) {
+				cpu_relax(); /* the ring is full */
 			}
 		}
 		if (gen.echo) {
@@ -299,11 +315,12 @@ int memif_app_gen_main(int argc, char **argv)
 			if (echo.frames != before)
 				last_echo = now;
 		}
-		/* The clock every 16 rounds (or when waiting on it), control events every 256: both cost
-		 * more than an empty ring poll. */
+		/* The clock every 16 rounds (or when waiting on it), control events every few ms: both
+		 * cost more than an empty ring poll. */
 		if ((++iteration & 15) == 0 || want == 0) {
 			now = memif_app_now();
-			if ((iteration & 255) == 0) {
+			if (now >= next_service) {
+				next_service = now + SERVICE_PERIOD_S;
 				if (memif_app_service(&app) != 0) {
 					failed = 1;
 					break;
@@ -485,6 +502,7 @@ int memif_app_sink_main(int argc, char **argv)
 		goto out_close;
 
 	double start = memif_app_now(), now = start, next_report = start + interval;
+	double next_service = start + SERVICE_PERIOD_S;
 	uint64_t reported_frames = 0;
 	unsigned iteration = 0;
 	state.last_frame = start;
@@ -504,6 +522,8 @@ int memif_app_sink_main(int argc, char **argv)
 				state.failed = 1;
 				break;
 			}
+			if (received == 0)
+				cpu_relax(); /* the ring is empty */
 		}
 		if (state.checker.frames != before) {
 			if (before == 0)
@@ -516,9 +536,12 @@ int memif_app_sink_main(int argc, char **argv)
 			now = memif_app_now();
 			if (state.checker.frames != before)
 				state.last_frame = now;
-			if (!conn.interrupt && (iteration & 255) == 0 && memif_app_service(&app) != 0) {
-				state.failed = 1;
-				break;
+			if (!conn.interrupt && now >= next_service) {
+				next_service = now + SERVICE_PERIOD_S;
+				if (memif_app_service(&app) != 0) {
+					state.failed = 1;
+					break;
+				}
 			}
 			if (duration > 0 && now - start >= duration)
 				break;
