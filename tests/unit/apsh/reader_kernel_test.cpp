@@ -152,7 +152,8 @@ TEST(ReaderKallsyms, CorruptTablesFailWithReason)
 	tables.add("Ttwo", 0xffffffff81000010ull);
 	Kallsyms symbols;
 	Tables short_names = tables;
-	short_names.names.resize(short_names.names.size() - 2);
+	short_names.names.pop_back(); // the last name loses its last two tokens
+	short_names.names.pop_back();
 	auto status = short_names.decode(symbols);
 	EXPECT_FALSE(status.ok());
 	EXPECT_NE(status.reason.find("kallsyms"), std::string::npos);
