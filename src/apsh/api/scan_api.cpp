@@ -125,23 +125,13 @@ doca_error_t yara_scan(doca_apsh_process *process, std::shared_ptr<YaraRules> ru
 		return status.code == DOCA_ERROR_NO_MEMORY ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INITIALIZATION;
 	}
 	const bool all_areas = (scan_type & DOCA_APSH_YARA_SCAN_VMA) != 0;
-	LinuxSystem &guest = *state->guest;
 	const Process &p = process->p;
-	for (const MemoryArea &area : areas) {
-		if (!all_areas && area.file_path != "[heap]")
-			continue;
-		Status status = scanner.scan_area(area.start, area.end, [&](uint64_t va, std::span<uint8_t, 4096> out) {
-			return guest.read_user_page(p, va, out);
-		});
-		if (!status.ok()) {
-			SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
-			return DOCA_ERROR_INITIALIZATION;
-		}
-		if (scanner.truncated()) {
-			SDK_LOG_WARN("%s: more than %zu matches; the rest are dropped", function, kMaxYaraMatches);
-			break;
-		}
+	if (Status status = scan_process_areas(*state->guest, p, areas, all_areas, scanner); !status.ok()) {
+		SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
+		return status.code == DOCA_ERROR_NO_MEMORY ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INITIALIZATION;
 	}
+	if (scanner.truncated())
+		SDK_LOG_WARN("%s: more than %zu matches; the rest are dropped", function, kMaxYaraMatches);
 	if (allocation_should_fail())
 		return DOCA_ERROR_NO_MEMORY;
 	auto snapshot = std::unique_ptr<Snapshot<doca_apsh_yara>>(new (std::nothrow) Snapshot<doca_apsh_yara>());

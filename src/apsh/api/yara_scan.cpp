@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <new>
 
 namespace softdpu::apsh::api {
 
@@ -176,6 +177,8 @@ WindowScanner::~WindowScanner() = default;
 Status WindowScanner::scan_bytes(std::span<const uint8_t> bytes, std::vector<const char *> &matched)
 {
 	matched.clear();
+	++scans_;
+	scanned_bytes_ += bytes.size();
 	std::pair<std::vector<const char *> *, const RuleFilter *> state{&matched, &filter_};
 	yr_scanner_set_callback(scanner_->scanner, scan_callback, &state);
 	const int result = yr_scanner_scan_mem(scanner_->scanner, bytes.data(), bytes.size());
@@ -188,32 +191,37 @@ Status WindowScanner::scan_run(std::span<const uint8_t> bytes, uint64_t run_va, 
 {
 	if (bytes.empty() || limit_va <= run_va)
 		return Status::success();
-	const uint64_t run_end = run_va + bytes.size();
+	// Offsets from run_va (no address arithmetic that could wrap at the top of the address space).
+	const uint64_t run_len = std::min<uint64_t>(bytes.size(), ~uint64_t{0} - run_va);
+	const uint64_t limit = std::min<uint64_t>(limit_va - run_va, run_len);
 	// First window start at or after run_va on the grid area_start + k * step.
-	uint64_t first = area_start;
-	if (run_va > area_start)
-		first = area_start + (run_va - area_start + window_.step - 1) / window_.step * window_.step;
-	if (first >= limit_va || first >= run_end)
+	uint64_t first = 0;
+	if (area_start > run_va) {
+		first = area_start - run_va;
+	} else if (const uint64_t into = (run_va - area_start) % window_.step; into != 0) {
+		first = window_.step - into;
+	}
+	if (first >= limit)
 		return Status::success();
 	std::vector<const char *> matched;
 	if (rules_->monotonic()) {
 		// Every window scanned below lies within these bytes: no match here, none in a window.
-		const uint64_t last_end = std::min<uint64_t>(run_end, limit_va + window_.size);
-		if (Status status = scan_bytes(bytes.subspan(first - run_va, last_end - first), matched); !status.ok())
+		const uint64_t last_end = std::min<uint64_t>(run_len, limit + window_.size);
+		if (Status status = scan_bytes(bytes.subspan(first, last_end - first), matched); !status.ok())
 			return status;
 		if (matched.empty())
 			return Status::success();
 	}
-	for (uint64_t w = first; w < limit_va && w < run_end; w += window_.step) {
-		const uint64_t len = std::min<uint64_t>(window_.size, run_end - w);
-		if (Status status = scan_bytes(bytes.subspan(w - run_va, len), matched); !status.ok())
+	for (uint64_t offset = first; offset < limit; offset += window_.step) {
+		const uint64_t len = std::min<uint64_t>(window_.size, run_len - offset);
+		if (Status status = scan_bytes(bytes.subspan(offset, len), matched); !status.ok())
 			return status;
 		for (const char *name : matched) {
 			if (hits_.size() >= max_hits_) {
 				truncated_ = true;
 				return Status::success();
 			}
-			hits_.push_back({name, w, len});
+			hits_.push_back({name, run_va + offset, len});
 		}
 	}
 	return Status::success();
@@ -221,41 +229,76 @@ Status WindowScanner::scan_run(std::span<const uint8_t> bytes, uint64_t run_va, 
 
 Status WindowScanner::scan_area(uint64_t start, uint64_t end, const PageReader &read_page)
 {
+	return scan_area_runs(start, end, [&](uint64_t va, std::span<uint8_t> out) {
+		size_t done = 0;
+		while (done + 4096 <= out.size() &&
+		       read_page(va + done, std::span<uint8_t, 4096>(out.data() + done, 4096)))
+			done += 4096;
+		return done;
+	});
+}
+
+Status WindowScanner::scan_area_runs(uint64_t start, uint64_t end, const RunReader &read_run)
+{
 	if (!init_.ok())
 		return init_;
+	// Runs of present pages are read in chunks of kChunk bytes plus one window's worth of pages,
+	// so that the windows starting in a chunk lie wholly in the buffer; the next chunk starts
+	// kChunk further (its first pages are read again). One read per chunk: reading page by page
+	// costs a translation set-up per page.
 	constexpr uint64_t kChunk = 1u << 20;
 	const uint64_t pad = (static_cast<uint64_t>(window_.size) + 4095) & ~uint64_t{4095};
 	start &= ~uint64_t{4095};
+	// end rounded up to a page (down at the very top of the address space: no wrap-around).
+	const uint64_t end_page = (end & 4095) == 0       ? end
+				  : end > ~uint64_t{4095} ? end & ~uint64_t{4095}
+							  : (end | 4095) + 1;
+	if (end_page <= start)
+		return Status::success();
+	try {
+		const uint64_t need = std::min<uint64_t>(kChunk + pad, end_page - start);
+		if (buffer_.size() < need)
+			buffer_.resize(need);
+	} catch (const std::bad_alloc &) {
+		return {DOCA_ERROR_NO_MEMORY,
+			"no memory for a scan buffer of " + std::to_string(kChunk + pad) + " bytes"};
+	}
 	uint64_t va = start;
-	while (va < end && !truncated_) {
-		buffer_.clear();
-		const uint64_t run_va = va;
-		bool stopped_for_size = false;
-		while (va < end) {
-			if (buffer_.size() >= kChunk + pad) {
-				stopped_for_size = true;
-				break;
-			}
-			const size_t at = buffer_.size();
-			buffer_.resize(at + 4096);
-			if (!read_page(va, std::span<uint8_t, 4096>(buffer_.data() + at, 4096))) {
-				buffer_.resize(at);
-				break;
-			}
-			va += 4096;
-		}
-		if (buffer_.empty()) {
+	while (va < end_page && !truncated_) {
+		const uint64_t want = std::min<uint64_t>(kChunk + pad, end_page - va);
+		const size_t got = read_run(va, {buffer_.data(), static_cast<size_t>(want)}) & ~size_t{4095};
+		if (got == 0) {
 			va += 4096; // a page that is not present
 			continue;
 		}
-		const uint64_t run_end = run_va + buffer_.size();
+		const uint64_t run_va = va;
+		const uint64_t run_end = run_va + std::min<uint64_t>(got, want);
+		// Full chunk with more of the area after it: only the windows starting in the first kChunk
+		// bytes are complete here.
+		const bool stopped_for_size = got >= kChunk + pad && run_end < end;
 		const uint64_t limit = stopped_for_size ? run_va + kChunk : std::min(run_end, end);
-		if (Status status = scan_run({buffer_.data(), std::min<uint64_t>(buffer_.size(), end - run_va)}, run_va,
-					     start, limit);
+		if (Status status = scan_run({buffer_.data(), static_cast<size_t>(std::min(run_end, end) - run_va)},
+					     run_va, start, limit);
 		    !status.ok())
 			return status;
-		if (stopped_for_size)
-			va = run_va + kChunk;
+		va = stopped_for_size ? run_va + kChunk : run_end;
+	}
+	return Status::success();
+}
+
+Status scan_process_areas(LinuxSystem &guest, const Process &process, const std::vector<MemoryArea> &areas,
+			  bool all_areas, WindowScanner &scanner)
+{
+	for (const MemoryArea &area : areas) {
+		if (!all_areas && area.file_path != "[heap]")
+			continue;
+		Status status = scanner.scan_area_runs(area.start, area.end, [&](uint64_t va, std::span<uint8_t> out) {
+			return guest.read_user(process, va, out);
+		});
+		if (!status.ok())
+			return status;
+		if (scanner.truncated())
+			break;
 	}
 	return Status::success();
 }

@@ -74,12 +74,20 @@ public:
 	// Scans one memory area [start, end) read through read_page (false: page not present).
 	using PageReader = std::function<bool(uint64_t page_va, std::span<uint8_t, 4096> out)>;
 	Status scan_area(uint64_t start, uint64_t end, const PageReader &read_page);
+	// The same, reading many pages per call: read_run copies from the page-aligned va until the
+	// first page that is not present (or out is full) and returns the bytes copied (whole pages;
+	// a partial page counts as not present). As LinuxSystem::read_user does.
+	using RunReader = std::function<size_t(uint64_t va, std::span<uint8_t> out)>;
+	Status scan_area_runs(uint64_t start, uint64_t end, const RunReader &read_run);
 	// Scans windows over bytes already in memory: windows start at area_start + k * step, those
 	// starting in [run_va, limit_va) are scanned, clipped to the end of the bytes.
 	Status scan_run(std::span<const uint8_t> bytes, uint64_t run_va, uint64_t area_start, uint64_t limit_va);
 
 	std::vector<YaraHit> &hits() noexcept { return hits_; }
 	bool truncated() const noexcept { return truncated_; }
+	// Work done so far (for benchmarks): libyara scans and the bytes they covered.
+	uint64_t scans() const noexcept { return scans_; }
+	uint64_t scanned_bytes() const noexcept { return scanned_bytes_; }
 
 private:
 	// Names of the rules (in the filter) matching these bytes.
@@ -94,8 +102,14 @@ private:
 	Status init_;
 	std::vector<YaraHit> hits_;
 	bool truncated_ = false;
+	uint64_t scans_ = 0;
+	uint64_t scanned_bytes_ = 0;
 	std::vector<uint8_t> buffer_;
 };
+
+// Scans a process's memory areas as doca_apsh_yara_get does: all of them, or only "[heap]".
+Status scan_process_areas(LinuxSystem &guest, const Process &process, const std::vector<MemoryArea> &areas,
+			  bool all_areas, WindowScanner &scanner);
 
 // Baseline for the benchmark: libyara over a flat buffer, one scan. Returns the matching rule count.
 Status scan_flat_baseline(const YaraRules &rules, std::span<const uint8_t> bytes, size_t &matches);
