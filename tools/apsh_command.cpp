@@ -65,7 +65,7 @@ constexpr const char *kUsage =
     "  --json               JSON array instead of a table\n"
     "  --pid N              only process N (repeatable)\n"
     "  --no-progress        no progress bar (it is shown on stderr only when stderr is a terminal)\n"
-    "  --verbose            also print the SDK's warnings\n"
+    "  --verbose            also print the SDK's warnings and what system start found\n"
     "\n"
     "attest:  --hash-map FILE (softdpu-exec-hash-build-map output)\n"
     "yara:    --rule Hello_World|Reflective_Dll_Injection|Mimikatz (repeatable; default all three)\n"
@@ -104,12 +104,12 @@ void on_sdk_record(char *record)
 	sdk_messages().push_back((level.empty() ? "" : level + ": ") + std::string(text));
 }
 
-void capture_sdk_log()
+void capture_sdk_log(doca_log_level level)
 {
 	doca_log_backend *backend = nullptr;
 	if (doca_log_backend_create_with_buffer_sdk(sdk_log_buffer, sizeof(sdk_log_buffer), on_sdk_record, &backend) ==
 	    DOCA_SUCCESS)
-		doca_log_backend_set_sdk_level(backend, DOCA_LOG_LEVEL_WARNING);
+		doca_log_backend_set_sdk_level(backend, level);
 }
 
 void print_sdk_messages(const char *indent)
@@ -951,7 +951,8 @@ int apsh_command(Arguments args)
 	    !check_readable("--kpgd", options.kpgd) || !check_readable("--hash-map", options.hash_map) ||
 	    !check_readable("--rules", options.user_rules))
 		return 1;
-	capture_sdk_log();
+	// --verbose: also what system start found (kernel, paging, KASLR slide, kpgd, how).
+	capture_sdk_log(options.verbose ? DOCA_LOG_LEVEL_INFO : DOCA_LOG_LEVEL_WARNING);
 	Session session;
 	if (int status = open_devices(options, session); status != 0)
 		return status;

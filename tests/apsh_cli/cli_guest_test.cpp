@@ -403,6 +403,70 @@ TEST_F(ApshCliGuest, ConfigFilesFromLiveModeGiveTheZeroConfigResult)
 	EXPECT_GT(Json::parse(zero_config.out).size(), 10u);
 }
 
+// The kpgd the reader derived itself, from "--verbose" (system start's INFO line "..., kpgd 0x...,").
+std::string derived_kpgd(const std::string &err)
+{
+	const size_t at = err.find(", kpgd 0x");
+	if (at == std::string::npos)
+		return "";
+	const size_t start = at + 7;
+	return err.substr(start, err.find_first_not_of("0123456789abcdefx", start) - start);
+}
+
+TEST_F(ApshCliGuest, ConfigFilesWrittenInsideTheGuestGiveTheZeroConfigResult)
+{
+	// The guest ran softdpu-apsh-config --live itself (initramfs built with --apsh-config) and
+	// sent the files in its ground truth.
+	if (truth_->apsh_config_files.empty() && truth_->apsh_config_log.empty())
+		GTEST_SKIP() << "the guest's initramfs has no softdpu-apsh-config (tests/guest/boot --apsh-config)";
+	const auto &files = truth_->apsh_config_files;
+	for (const char *name : {"symbols.json", "mem_regions.json", "kpgd_file.conf"})
+		ASSERT_TRUE(files.count(name)) << name << " missing; the tool said:\n" << truth_->apsh_config_log;
+	const fs::path dir = fs::temp_directory_path() / ("apsh_cli_guest_config." + std::to_string(::getpid()));
+	fs::create_directories(dir);
+	for (const auto &[name, text] : files)
+		std::ofstream(dir / name, std::ios::binary) << text;
+
+	// vmlinux.btf is the kernel's .BTF section (/sys/kernel/btf/vmlinux reads it in place); the
+	// guest sent only its size and SHA-256. Take the bytes from the snapshot at the physical
+	// address the guest's own files give (Kernel code start + __start_BTF - _text) and check them.
+	const Json symbols = Json::parse(files.at("symbols.json"));
+	ASSERT_TRUE(truth_->apsh_config_btf.has_value()) << truth_->apsh_config_log;
+	ASSERT_EQ(symbols.value("btf", ""), "vmlinux.btf");
+	auto address = [&](const char *name) {
+		return std::stoull(symbols.at("symbols").at(name).get<std::string>(), nullptr, 16);
+	};
+	ASSERT_TRUE(truth_->kernel_code.has_value());
+	const uint64_t btf_phys = truth_->kernel_code->start + (address("__start_BTF") - address("_text"));
+	const uint64_t btf_size = address("__stop_BTF") - address("__start_BTF");
+	ASSERT_EQ(btf_size, truth_->apsh_config_btf->first);
+	{
+		std::ifstream image(snapshot_ / "memory.raw", std::ios::binary);
+		std::vector<char> bytes(btf_size);
+		image.seekg(static_cast<std::streamoff>(btf_phys));
+		ASSERT_TRUE(image.read(bytes.data(), static_cast<std::streamsize>(bytes.size())));
+		std::ofstream(dir / "vmlinux.btf", std::ios::binary)
+		    .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+	}
+	const Result sum = run("sha256sum", {(dir / "vmlinux.btf").string()});
+	ASSERT_EQ(sum.status, 0) << sum.err;
+	EXPECT_EQ(sum.out.substr(0, 64), truth_->apsh_config_btf->second);
+
+	const Result zero_config = apsh({"ps", "--memory", raw(), "--json", "--verbose"});
+	const Result configured =
+	    apsh({"ps", "--memory", raw(), "--json", "--verbose", "--symbols", (dir / "symbols.json").string(),
+		  "--regions", (dir / "mem_regions.json").string(), "--kpgd", (dir / "kpgd_file.conf").string()});
+	fs::remove_all(dir);
+	ASSERT_EQ(zero_config.status, 0) << zero_config.err;
+	ASSERT_EQ(configured.status, 0) << configured.err;
+	EXPECT_EQ(configured.out, zero_config.out);
+	EXPECT_GT(Json::parse(zero_config.out).size(), 10u);
+	// The guest's kpgd (line 1 of kpgd_file.conf) is the one the reader finds with no files.
+	const std::string guest_kpgd = files.at("kpgd_file.conf").substr(0, files.at("kpgd_file.conf").find('\n'));
+	EXPECT_EQ(derived_kpgd(zero_config.err), guest_kpgd) << zero_config.err;
+	EXPECT_EQ(derived_kpgd(configured.err), guest_kpgd) << configured.err;
+}
+
 TEST_F(ApshCliGuest, NotAMemoryImageFailsWithStatusOne)
 {
 	// The ground truth is a text file: the right size for nothing.

@@ -323,6 +323,28 @@ void parse_target(const Parser &p, std::string_view name, const std::vector<Line
 	gt.targets.push_back(std::move(t));
 }
 
+// A file sent as a section: its lines, each ending in a newline.
+std::string joined(const std::vector<Line> &lines)
+{
+	std::string text;
+	for (const Line &line : lines) {
+		text += line.text;
+		text += '\n';
+	}
+	return text;
+}
+
+// "<size> <sha256 hex>"
+std::pair<uint64_t, std::string> parse_btf_line(const Parser &p, const Line &header, const std::vector<Line> &lines)
+{
+	if (lines.size() != 1)
+		p.fail(header.number, "apsh-config-btf: expected one line \"<size> <sha256>\"");
+	auto w = words(lines[0].text);
+	if (w.size() != 2 || w[1].size() != 64 || w[1].find_first_not_of("0123456789abcdef") != std::string_view::npos)
+		p.fail(lines[0].number, "apsh-config-btf: expected \"<size> <sha256>\"");
+	return {p.number(lines[0], w[0]), std::string(w[1])};
+}
+
 void mark_transient_and_owners(GroundTruth &gt)
 {
 	std::set<uint32_t> transient{gt.collector_pid};
@@ -440,6 +462,12 @@ GroundTruth GroundTruth::parse(std::string_view text, const std::string &origin)
 			parse_kallsyms(p, body, gt);
 		else if (open_name == "target")
 			parse_target(p, open_arg, body, gt);
+		else if (open_name == "apsh-config-file")
+			gt.apsh_config_files[open_arg] = joined(body);
+		else if (open_name == "apsh-config-log")
+			gt.apsh_config_log = joined(body);
+		else if (open_name == "apsh-config-btf")
+			gt.apsh_config_btf = parse_btf_line(p, *open, body);
 		// Other sections (vmcoreinfo) are informational.
 		open.reset();
 	}

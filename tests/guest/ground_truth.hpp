@@ -106,6 +106,11 @@ public:
 	std::optional<GtRange> kernel_code;
 	std::map<std::string, uint64_t> symbols; // anchor kallsyms (real, slid addresses)
 	std::vector<GtTarget> targets;
+	// softdpu-apsh-config --live run in the guest (initramfs built with --apsh-config): the text
+	// files it wrote by name, its output, and the size and SHA-256 (hex) of the BTF it wrote.
+	std::map<std::string, std::string> apsh_config_files;
+	std::string apsh_config_log;
+	std::optional<std::pair<uint64_t, std::string>> apsh_config_btf;
 
 	const GtProcess *process(uint32_t pid) const;
 	// Processes that exist once the guest is READY (the collector and its children left out).

@@ -272,3 +272,26 @@ TEST(GroundTruthParse, ToleratesConsoleLineEndings)
 	EXPECT_EQ(console.maps, plain.maps);
 	EXPECT_EQ(console.environ, plain.environ);
 }
+
+TEST(GroundTruthParse, ApshConfigSections)
+{
+	std::string text = read_sample();
+	EXPECT_TRUE(GroundTruth::parse(text).apsh_config_files.empty()) << "the sample predates the sections";
+	const size_t done = text.rfind("@@DONE");
+	ASSERT_NE(done, std::string::npos);
+	const std::string btf_hash(64, 'a');
+	text.insert(done,
+		    "@@BEGIN apsh-config-log\nwrote to /run/apsh-config:\n@@END apsh-config-log\n"
+		    "@@BEGIN apsh-config-file kpgd_file.conf\n0x7210000\n0xffffffff8301aa40\n@@END apsh-config-file\n"
+		    "@@BEGIN apsh-config-btf\n4359789 " +
+			btf_hash + "\n@@END apsh-config-btf\n");
+	const GroundTruth gt = GroundTruth::parse(text);
+	EXPECT_EQ(gt.apsh_config_files.at("kpgd_file.conf"), "0x7210000\n0xffffffff8301aa40\n");
+	EXPECT_EQ(gt.apsh_config_log, "wrote to /run/apsh-config:\n");
+	ASSERT_TRUE(gt.apsh_config_btf.has_value());
+	EXPECT_EQ(gt.apsh_config_btf->first, 4359789u);
+	EXPECT_EQ(gt.apsh_config_btf->second, btf_hash);
+	std::string bad = text;
+	bad.replace(bad.find("4359789 "), 8, "43x9789 ");
+	EXPECT_THROW(GroundTruth::parse(bad), std::runtime_error);
+}
