@@ -475,8 +475,12 @@ doca_error_t doca_apsh_system_start(doca_apsh_system *system)
 		status = {DOCA_ERROR_INITIALIZATION, error.what()};
 	}
 	if (!status.ok() || guest == nullptr) {
-		SDK_LOG_ERR("doca_apsh_system_start: %s: %s", source.path.c_str(),
-			    status.reason.empty() ? "cannot open the system" : status.reason.c_str());
+		// The reader's reasons usually name the file already.
+		if (status.reason.starts_with(source.path + ":"))
+			SDK_LOG_ERR("doca_apsh_system_start: %s", status.reason.c_str());
+		else
+			SDK_LOG_ERR("doca_apsh_system_start: %s: %s", source.path.c_str(),
+				    status.reason.empty() ? "cannot open the system" : status.reason.c_str());
 		return DOCA_ERROR_INITIALIZATION;
 	}
 	SDK_LOG_INFO("App Shield system on %s: %s", source.path.c_str(), guest->describe().c_str());
