@@ -101,7 +101,8 @@ def measure(kind, measured_role, size, args, workdir, tag):
         time.sleep(args.warmup)
         for role, proc in procs.items():
             if proc.poll() is not None:
-                raise RuntimeError(f"{tag}: {role} exited early; see {logs[role]}")
+                tails = {r: "".join(open(path, errors="replace").readlines()[-30:]) for r, path in logs.items()}
+                raise RuntimeError(f"{tag}: {role} exited early; logs end with {tails}")
         subprocess.run(["callgrind_control", "-z", str(pid)], check=True, capture_output=True)
         offset = os.path.getsize(logs[measured_role])
         time.sleep(args.window)

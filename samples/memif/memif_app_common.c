@@ -194,6 +194,10 @@ int memif_app_open(struct memif_app *app, const char *prog, const struct memif_a
 	app->conn = NULL;
 	app->connected = 0;
 	app->link_lost = 0;
+	/* Set by the caller after opening, if at all: an interrupt that arrives before the queue is
+	 * switched to polling must find NULL here, not stack garbage. */
+	app->on_rx_interrupt = NULL;
+	app->user = NULL;
 
 	char app_name[32];
 	snprintf(app_name, sizeof(app_name), "softdpu-%s", prog);
