@@ -149,6 +149,44 @@ rule Many { strings: $a = "mimikatz" nocase $b = "ReflectiveLoader" $c = "XYZXYZ
 	}
 }
 
+TEST(ApshYaraWindows, LoneStringsAtChunkEdges)
+{
+	// One string per area, so that nothing else in its chunk makes the whole-run prefilter pass:
+	// a string at the end of a 1 MiB chunk belongs to windows that start in that chunk but end in
+	// the next one.
+	std::shared_ptr<YaraRules> monotonic;
+	std::shared_ptr<YaraRules> plain;
+	const char *rule = "rule X { strings: $x = \"XYZXYZ\" condition: $x }";
+	ASSERT_TRUE(YaraRules::compile(rule, "t", true, monotonic).ok());
+	ASSERT_TRUE(YaraRules::compile(rule, "t", false, plain).ok());
+	constexpr uint64_t kMiB = 1u << 20;
+	std::mt19937_64 random(11);
+	const WindowSettings settings[] = {{4096, 4096}, {8192, 4096}, {16384, 8192}, {1024, 512}};
+	for (uint64_t spot : {kMiB - 3, kMiB - 6, kMiB, kMiB + 4093, kMiB - 4096 - 2, 2 * kMiB - 1, 2 * kMiB + 4090}) {
+		Area area;
+		area.start = 0x7f0000000000;
+		area.end = area.start + 640 * 4096;
+		area.bytes.resize(640 * 4096);
+		for (auto &byte : area.bytes)
+			byte = static_cast<uint8_t>(random() % 200);
+		for (auto &byte : area.bytes)
+			if (byte == 'X')
+				byte = 0; // no other "XYZXYZ" by chance
+		std::memcpy(area.bytes.data() + spot, "XYZXYZ", 6);
+		area.present.assign(640, true);
+		size_t hits = 0;
+		for (WindowSettings window : settings) {
+			SCOPED_TRACE(testing::Message()
+				     << "string at " << spot << ", window " << window.size << "/" << window.step);
+			const std::set<Hit> expected = reference(*plain, area, window);
+			hits += expected.size(); // none when the string straddles every window's edge
+			EXPECT_EQ(scanned(monotonic, area, window, true), expected);
+			EXPECT_EQ(scanned(monotonic, area, window, false), expected);
+		}
+		EXPECT_GT(hits, 0u) << "string at " << spot;
+	}
+}
+
 TEST(ApshYaraWindows, EdgeAreas)
 {
 	std::shared_ptr<YaraRules> rules;
