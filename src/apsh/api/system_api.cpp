@@ -6,7 +6,9 @@
 #include "common/sdk_log.hpp"
 #include "core/dev/dev.hpp"
 
+#include <cstring>
 #include <new>
+#include <type_traits>
 
 namespace softdpu::apsh::api {
 
@@ -76,6 +78,15 @@ using namespace softdpu::apsh;
 using namespace softdpu::apsh::api;
 
 namespace {
+
+// An enum argument as the integer the caller passed: C callers may pass values outside the enum,
+// and loading such a value as the enum type is undefined behaviour in C++.
+template <typename Enum> long as_integer(const Enum &value)
+{
+	std::underlying_type_t<Enum> raw;
+	std::memcpy(&raw, &value, sizeof(raw));
+	return static_cast<long>(raw);
+}
 
 // Setters that change what start reads are refused once the system runs.
 doca_error_t refuse_if_started(SystemState &state, const char *function)
@@ -339,7 +350,7 @@ doca_error_t doca_apsh_sys_os_type_set(doca_apsh_system *system, enum doca_apsh_
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	std::lock_guard lock(system->state->mutex);
-	return set_os_type(*system->state, static_cast<long>(os_type), __func__);
+	return set_os_type(*system->state, as_integer(os_type), __func__);
 }
 
 doca_error_t doca_apsh_sys_set_scan_window_size(doca_apsh_system *system, uint32_t scan_window_size)
@@ -371,8 +382,9 @@ doca_error_t __doca_apsh_sys_config(doca_apsh_system *system, enum doca_apsh_sys
 	}
 	SystemState &state = *system->state;
 	std::lock_guard lock(state.mutex);
-	if (static_cast<unsigned>(attr) > DOCA_APSH_STRING_LIMIT) {
-		SDK_LOG_ERR("doca_apsh_sys_config: unknown attribute %d", static_cast<int>(attr));
+	const long attr_value = as_integer(attr);
+	if (attr_value < 0 || attr_value > DOCA_APSH_STRING_LIMIT) {
+		SDK_LOG_ERR("doca_apsh_sys_config: unknown attribute %ld", attr_value);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (doca_error_t result = refuse_if_started(state, kFunction); result != DOCA_SUCCESS)
