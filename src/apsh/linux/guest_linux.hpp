@@ -10,6 +10,7 @@
 #include "apsh/linux/layout.hpp"
 #include "apsh/source/physical_memory.hpp"
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -61,6 +62,7 @@ private:
 			       size_t &nodes) const;
 	std::string file_path(uint64_t file) const;
 	std::unique_ptr<paging::AddressSpace> user_space(uint64_t mm) const;
+	const paging::AddressSpace *scan_space(uint64_t mm);
 	Status read_user_strings(const Process &process, const Field &start_field, const Field &end_field,
 				 std::vector<std::string> &out);
 	std::string special_mapping_name(uint64_t vma) const;
@@ -71,6 +73,13 @@ private:
 	Limits limits_;
 	std::optional<uint64_t> socket_file_ops_, special_mapping_vmops_;
 	std::mutex mutex_;
+
+	// read_user/read_user_page come in bursts (a YARA scan or an attestation makes one call per run
+	// of pages, thousands for a process): they share one address space, and its translation cache,
+	// while the calls follow each other closely and the process keeps the same page table.
+	std::unique_ptr<paging::AddressSpace> scan_space_;
+	uint64_t scan_space_mm_ = 0;
+	std::chrono::steady_clock::time_point scan_space_last_use_;
 };
 
 } // namespace softdpu::apsh::os

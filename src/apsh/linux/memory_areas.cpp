@@ -427,7 +427,7 @@ bool GuestLinux::read_user_page(const Process &process, uint64_t page_va, std::s
 	uint64_t mm;
 	if ((page_va & page_mask) || !task_mm(process, mm).ok() || mm == 0)
 		return false;
-	auto space = user_space(mm);
+	const paging::AddressSpace *space = scan_space(mm);
 	return space && space->read_exact(page_va, out);
 }
 
@@ -437,8 +437,28 @@ size_t GuestLinux::read_user(const Process &process, uint64_t va, std::span<uint
 	uint64_t mm;
 	if (!task_mm(process, mm).ok() || mm == 0)
 		return 0;
-	auto space = user_space(mm);
+	const paging::AddressSpace *space = scan_space(mm);
 	return space ? space->read(va, out) : 0;
+}
+
+const paging::AddressSpace *GuestLinux::scan_space(uint64_t mm)
+{
+	// A burst is calls less than this apart; after a pause the tables are read afresh, as a query would.
+	constexpr auto burst_gap = std::chrono::milliseconds(20);
+	const auto now = std::chrono::steady_clock::now();
+	auto pgd = read_pointer(mm, layout_.mm_pgd);
+	std::optional<uint64_t> top = pgd ? kernel().translate(*pgd) : std::nullopt;
+	if (!top) {
+		scan_space_.reset();
+		return nullptr;
+	}
+	if (!scan_space_ || scan_space_mm_ != mm || scan_space_->top_table() != *top ||
+	    now - scan_space_last_use_ > burst_gap) {
+		scan_space_ = std::make_unique<paging::AddressSpace>(*memory_, *top, image_->levels);
+		scan_space_mm_ = mm;
+	}
+	scan_space_last_use_ = now;
+	return scan_space_.get();
 }
 
 } // namespace softdpu::apsh::os
