@@ -506,12 +506,10 @@ TEST_F(ApshCliGuest, SnapshotCutInHalfIsRefused)
 	}
 	refused(apsh({"ps", "--memory", raw_cut, "--regions", (dir / "mem_regions.json").string()}),
 		"image is truncated");
-	// Zero-config on the cut raw image: the kernel lies in the first half, so system start
-	// succeeds today and the process list fails (the task list runs into the missing half). It
-	// must fail cleanly; that start should already say "may be truncated" is a reader item.
-	const Result zero_config = apsh({"ps", "--memory", raw_cut});
-	EXPECT_EQ(zero_config.status, 1) << zero_config.err;
-	EXPECT_FALSE(zero_config.err.empty());
+	// Zero-config on the cut raw image: system start compares the end of the source with the RAM
+	// the kernel itself counts (max_pfn), or, when KASLR put the kernel in the missing half, finds
+	// its page table unmapped; either way the error says the image may be truncated.
+	refused(apsh({"ps", "--memory", raw_cut}), "truncated");
 	fs::remove_all(dir);
 }
 

@@ -168,8 +168,9 @@ Status locate_kernel(const source::PhysicalMemory &memory, const KernelHints &hi
 		std::pair<uint64_t, uint64_t> known[] = {{*top, out.image_pa(*top)}};
 		int levels = detect_paging_depth(memory, out.kpgd, known);
 		if (!levels)
-			return fail(DOCA_ERROR_INVALID_VALUE, "the kernel page table at " + hex(out.kpgd) +
-								  " does not map the kernel image (wrong kpgd?)");
+			return fail(DOCA_ERROR_INVALID_VALUE,
+				    "the kernel page table at " + hex(out.kpgd) +
+					" does not map the kernel image (wrong kpgd, or the image is truncated?)");
 		// Both depths can agree on a lucky address; VMCOREINFO or CR4 settle it.
 		if (auto five = info.five_level())
 			levels = *five ? 5 : 4;

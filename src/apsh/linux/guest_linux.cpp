@@ -44,6 +44,18 @@ Status GuestLinux::create(std::unique_ptr<source::PhysicalMemory> memory, std::u
 		return error(DOCA_ERROR_INVALID_VALUE,
 			     "init_task at " + hex(*init) +
 				 " does not read as the idle task (wrong kernel page table or symbols)");
+	// The kernel knows where its RAM ends (max_pfn): a source that stops before that was cut short,
+	// and walks would later break on the missing pages with less helpful errors.
+	if (auto max_pfn_va = system->image_->symbol("max_pfn")) {
+		auto max_pfn = system->kernel().read_value<uint64_t>(*max_pfn_va);
+		uint64_t source_end = 0;
+		for (const RamRange &range : system->memory_->ranges())
+			source_end = std::max(source_end, range.gpa_end);
+		if (max_pfn && *max_pfn < (uint64_t{1} << 40) && *max_pfn * 4096 > source_end)
+			return error(DOCA_ERROR_INVALID_VALUE, "image is truncated: the kernel has RAM up to " +
+								   hex(*max_pfn * 4096) + ", the source ends at " +
+								   hex(source_end));
+	}
 	out = std::move(system);
 	return Status::success();
 }
