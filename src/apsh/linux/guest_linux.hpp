@@ -57,6 +57,8 @@ private:
 	bool read_process(uint64_t task, Process &out) const;
 	Status task_mm(const Process &process, uint64_t &mm) const;
 	Status walk_areas(const Process &process, uint64_t mm, std::vector<MemoryArea> &out);
+	// The process's mm (out) and its memory areas.
+	Status areas_of(const Process &process, uint64_t &mm, std::vector<MemoryArea> &out);
 	Status collect_vmas(uint64_t mm, std::vector<uint64_t> &vmas) const;
 	Status walk_maple_node(uint64_t encoded, uint64_t min, uint64_t max, int depth, std::vector<uint64_t> &vmas,
 			       size_t &nodes) const;

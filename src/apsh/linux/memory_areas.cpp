@@ -273,6 +273,11 @@ Status GuestLinux::memory_areas(const Process &process, std::vector<MemoryArea> 
 	kernel().flush();
 	out.clear();
 	uint64_t mm;
+	return areas_of(process, mm, out);
+}
+
+Status GuestLinux::areas_of(const Process &process, uint64_t &mm, std::vector<MemoryArea> &out)
+{
 	Status status = task_mm(process, mm);
 	if (!status.ok())
 		return status;
@@ -285,11 +290,8 @@ Status GuestLinux::libraries(const Process &process, std::vector<Library> &out)
 	kernel().flush();
 	out.clear();
 	uint64_t mm;
-	Status status = task_mm(process, mm);
-	if (!status.ok())
-		return status;
 	std::vector<MemoryArea> areas;
-	status = walk_areas(process, mm, areas);
+	Status status = areas_of(process, mm, areas);
 	if (!status.ok())
 		return status;
 	std::string executable;
@@ -405,11 +407,9 @@ Status GuestLinux::injections(const Process &process, std::vector<Injection> &ou
 	kernel().flush();
 	out.clear();
 	uint64_t mm;
-	Status status = task_mm(process, mm);
-	if (!status.ok())
-		return status;
 	std::vector<MemoryArea> areas;
-	status = walk_areas(process, mm, areas);
+	// A torn walk still yields the areas read before the break: check those, report the error.
+	Status status = areas_of(process, mm, areas);
 	for (const MemoryArea &area : areas) {
 		bool executable = area.protection & PROT_EXEC;
 		bool writable = area.protection & PROT_WRITE;
