@@ -657,6 +657,17 @@ int Connection::set_rx_mode(memif_rx_mode_t mode, uint16_t qid)
 	return MEMIF_ERR_SUCCESS;
 }
 
+// The queue qid of a connected interface, or the API's reason why there is none.
+int Connection::queue_at(DbVector<Queue> &queues, uint16_t qid, Queue *&out) const
+{
+	if (!connected())
+		return MEMIF_ERR_NOCONN;
+	if (qid >= queues.size())
+		return MEMIF_ERR_QID;
+	out = &queues[qid];
+	return MEMIF_ERR_SUCCESS;
+}
+
 int Connection::get_queue_efd(uint16_t qid, int *fd) const
 {
 	if (!connected())
@@ -789,11 +800,10 @@ bool Connection::tx_free_slots(Queue &queue, uint16_t own, uint16_t wanted, uint
 int Connection::buffer_alloc(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *count_out, uint16_t size)
 {
 	*count_out = 0;
-	if (!connected())
-		return MEMIF_ERR_NOCONN;
-	if (qid >= tx_queues().size())
-		return MEMIF_ERR_QID;
-	Queue &queue = tx_queues()[qid];
+	Queue *queue_ptr = nullptr;
+	if (int error = queue_at(tx_queues(), qid, queue_ptr); error != MEMIF_ERR_SUCCESS)
+		return error;
+	Queue &queue = *queue_ptr;
 	RingHeader *ring = queue.ring;
 	const bool master = is_master();
 	const uint16_t mask = queue.mask();
@@ -868,11 +878,10 @@ int Connection::buffer_alloc(uint16_t qid, memif_buffer_t *bufs, uint16_t count,
 int Connection::tx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *tx)
 {
 	*tx = 0;
-	if (!connected())
-		return MEMIF_ERR_NOCONN;
-	if (qid >= tx_queues().size())
-		return MEMIF_ERR_QID;
-	Queue &queue = tx_queues()[qid];
+	Queue *queue_ptr = nullptr;
+	if (int error = queue_at(tx_queues(), qid, queue_ptr); error != MEMIF_ERR_SUCCESS)
+		return error;
+	Queue &queue = *queue_ptr;
 	RingHeader *ring = queue.ring;
 	const bool master = is_master();
 	const uint16_t mask = queue.mask();
@@ -921,11 +930,10 @@ int Connection::tx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uin
 int Connection::rx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *rx)
 {
 	*rx = 0;
-	if (!connected())
-		return MEMIF_ERR_NOCONN;
-	if (qid >= rx_queues().size())
-		return MEMIF_ERR_QID;
-	Queue &queue = rx_queues()[qid];
+	Queue *queue_ptr = nullptr;
+	if (int error = queue_at(rx_queues(), qid, queue_ptr); error != MEMIF_ERR_SUCCESS)
+		return error;
+	Queue &queue = *queue_ptr;
 	RingHeader *ring = queue.ring;
 	const bool master = is_master();
 	const uint16_t mask = queue.mask();
@@ -994,11 +1002,10 @@ int Connection::rx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uin
 
 int Connection::refill_queue(uint16_t qid, uint16_t count, uint16_t headroom)
 {
-	if (!connected())
-		return MEMIF_ERR_NOCONN;
-	if (qid >= rx_queues().size())
-		return MEMIF_ERR_QID;
-	Queue &queue = rx_queues()[qid];
+	Queue *queue_ptr = nullptr;
+	if (int error = queue_at(rx_queues(), qid, queue_ptr); error != MEMIF_ERR_SUCCESS)
+		return error;
+	Queue &queue = *queue_ptr;
 	RingHeader *ring = queue.ring;
 	const uint16_t mask = queue.mask();
 	if (is_master()) {
@@ -1041,11 +1048,10 @@ int Connection::buffer_enq_tx(uint16_t qid, memif_buffer_t *bufs, uint16_t count
 	*count_out = 0;
 	if (is_master())
 		return MEMIF_ERR_INVAL_ARG;
-	if (!connected())
-		return MEMIF_ERR_NOCONN;
-	if (qid >= tx_queues().size())
-		return MEMIF_ERR_QID;
-	Queue &tx = tx_queues()[qid];
+	Queue *tx_ptr = nullptr;
+	if (int error = queue_at(tx_queues(), qid, tx_ptr); error != MEMIF_ERR_SUCCESS)
+		return error;
+	Queue &tx = *tx_ptr;
 	RingHeader *ring = tx.ring;
 	const uint16_t head = load_relaxed(ring->head);
 	const uint16_t tail = load_acquire(ring->tail);

@@ -128,6 +128,7 @@ private:
 	DbVector<Queue> &rx_queues() { return is_master() ? s2m_ : m2s_; }
 	const DbVector<Queue> &tx_queues() const { return is_master() ? m2s_ : s2m_; }
 	const DbVector<Queue> &rx_queues() const { return is_master() ? s2m_ : m2s_; }
+	int queue_at(DbVector<Queue> &queues, uint16_t qid, Queue *&out) const;
 	// Checks the peer-written index of a ring; a lie disconnects (returns false).
 	bool indices_sane(uint16_t head, uint16_t tail, uint16_t ring_size);
 	// Free tx slots of a queue (not yet handed out), from the cached peer index; re-reads the
