@@ -13,6 +13,7 @@ the host puts the two vCPUs), so long windows and the pooled samples give steadi
 few short runs.
 
     bench/memif_bench.py --softdpu build/tools/softdpu [--sizes 64,1500] [--repeats 5]
+                         [--probe build/bench/bench_core_pingpong]
 
 With --baseline OTHER_SOFTDPU a fifth pairing, base -> base, runs another build of our
 generator/sink (e.g. before a change) interleaved with the rest. The load average is printed
@@ -139,6 +140,13 @@ PAIRS = [("ours", "ours"), ("ours", "testpmd"), ("testpmd", "ours"), ("testpmd",
 SOFTDPU_KINDS = ("ours", "base")  # our generator/sink: this build, and an optional baseline build
 
 
+def core_round_trip(probe):
+    """The two vCPUs' cache-line round trip in ns (bench_core_pingpong), or None without --probe."""
+    if not probe:
+        return None
+    return int(subprocess.check_output([probe, "0.2"], text=True).strip())
+
+
 def load_average():
     with open("/proc/loadavg") as loadavg:
         return " ".join(loadavg.read().split()[:3])
@@ -152,6 +160,7 @@ def main():
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds before measuring (default 2)")
     parser.add_argument("--window", type=float, default=4.0, help="seconds measured (default 4)")
     parser.add_argument("--baseline", help="another softdpu build: adds the pairing base -> base")
+    parser.add_argument("--probe", help="bench_core_pingpong: print the core-to-core round trip before and after each run")
     args = parser.parse_args()
     pairs = PAIRS + ([("base", "base")] if args.baseline else [])
     args.softdpu = {"ours": args.softdpu, "base": args.baseline}
@@ -169,11 +178,14 @@ def main():
             for size in sizes:
                 for sender, receiver in pairs:
                     tag = f"{sender}-{receiver}-{size}-{repeat}"
+                    before = core_round_trip(args.probe)
                     result = run_pair(sender, receiver, size, args, workdir, tag)
+                    after = core_round_trip(args.probe)
                     results.setdefault((sender, receiver, size), []).append(result)
+                    probe = f"  core round trip {before}/{after} ns" if args.probe else ""
                     print(f"run {repeat + 1}/{args.repeats} {sender:>7} -> {receiver:<7} {size:>5} B: "
-                          f"{result['pps'] / 1e6:6.2f} Mpps  cpu tx {result['tx_cpu']:4.0%} rx {result['rx_cpu']:4.0%}",
-                          flush=True)
+                          f"{result['pps'] / 1e6:6.2f} Mpps  cpu tx {result['tx_cpu']:4.0%} rx {result['rx_cpu']:4.0%}"
+                          f"{probe}", flush=True)
     print(f"load average after: {load_average()}")
     print()
     print(f"medians of {args.repeats} runs; sender on CPU 1 (client), receiver on CPU 0 (server), copy mode")

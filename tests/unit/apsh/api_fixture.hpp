@@ -4,6 +4,7 @@
 
 #include "apsh/api/testing.hpp"
 #include "device/topology.hpp"
+#include "support/scoped_env.h"
 
 #include <doca_apsh.h>
 #include <doca_dev.h>
@@ -195,30 +196,7 @@ inline std::shared_ptr<FakeGuest> sample_guest()
 	return guest;
 }
 
-// Environment variable set for a scope.
-class ScopedEnv {
-public:
-	ScopedEnv(const char *name, const char *value) : name_(name)
-	{
-		if (const char *old = std::getenv(name))
-			old_ = old;
-		if (value != nullptr)
-			setenv(name, value, 1);
-		else
-			unsetenv(name);
-	}
-	~ScopedEnv()
-	{
-		if (old_)
-			setenv(name_, old_->c_str(), 1);
-		else
-			unsetenv(name_);
-	}
-
-private:
-	const char *name_;
-	std::optional<std::string> old_;
-};
+using softdpu_test::ScopedEnv;
 
 // The DPU view of the built-in topology, p0 open, hpf0 open, a started context, an unstarted
 // system bound to hpf0, and a fake guest behind SOFTDPU_APSH_MEMORY.

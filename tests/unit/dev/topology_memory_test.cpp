@@ -1,11 +1,10 @@
 // App Shield memory sources on representors: the topology's optional "memory" object and the
 // SOFTDPU_APSH_MEMORY override (docs/topology.md, docs/apsh.md).
 #include "device/topology.hpp"
+#include "support/scoped_env.h"
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <optional>
 #include <string>
 
 using namespace softdpu::device;
@@ -24,31 +23,9 @@ std::string document(const std::string &memory)
 })";
 }
 
-class ScopedEnv {
-public:
-	ScopedEnv(const char *name, const char *value) : name_(name)
-	{
-		if (const char *old = std::getenv(name))
-			old_ = old;
-		if (value != nullptr)
-			setenv(name, value, 1);
-		else
-			unsetenv(name);
-	}
-	~ScopedEnv()
-	{
-		if (old_)
-			setenv(name_, old_->c_str(), 1);
-		else
-			unsetenv(name_);
-	}
-
-private:
-	const char *name_;
-	std::optional<std::string> old_;
-};
-
 } // namespace
+
+using softdpu_test::ScopedEnv;
 
 TEST(TopologyMemory, AbsentByDefault)
 {

@@ -1,0 +1,36 @@
+// An environment variable set (or, with nullptr, unset) for the lifetime of a scope, then put back.
+#pragma once
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace softdpu_test {
+
+class ScopedEnv {
+public:
+	ScopedEnv(const char *name, const char *value) : name_(name)
+	{
+		if (const char *old = std::getenv(name))
+			old_ = old;
+		if (value != nullptr)
+			setenv(name, value, 1);
+		else
+			unsetenv(name);
+	}
+	~ScopedEnv()
+	{
+		if (old_)
+			setenv(name_, old_->c_str(), 1);
+		else
+			unsetenv(name_);
+	}
+	ScopedEnv(const ScopedEnv &) = delete;
+	ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+	const char *name_;
+	std::optional<std::string> old_;
+};
+
+} // namespace softdpu_test
