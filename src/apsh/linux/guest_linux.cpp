@@ -55,7 +55,7 @@ Status GuestLinux::create(std::unique_ptr<source::PhysicalMemory> memory, std::u
 			return error(DOCA_ERROR_INVALID_VALUE,
 				     "image is truncated: kernel data at " + hex(*max_pfn_va) +
 					 " is not in the source, which ends at " + hex(source_end));
-		if (max_pfn && *max_pfn < (uint64_t{1} << 40) && *max_pfn * 4096 > source_end)
+		if (*max_pfn < (uint64_t{1} << 40) && *max_pfn * 4096 > source_end)
 			return error(DOCA_ERROR_INVALID_VALUE, "image is truncated: the kernel has RAM up to " +
 								   hex(*max_pfn * 4096) + ", the source ends at " +
 								   hex(source_end));
