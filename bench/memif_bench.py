@@ -1,36 +1,48 @@
 #!/usr/bin/env python3
 """libmemif throughput: our generator/sink ("softdpu memif gen|sink") against DPDK testpmd.
 
-Four pairings, sender -> receiver, all in the same run and interleaved so that machine noise hits
-them alike: ours -> ours, ours -> testpmd, testpmd -> ours, testpmd -> testpmd. The receiver is
-the memif server on CPU 0, the sender the client on CPU 1 (copy mode on both sides, bursts of 32,
-1024-slot rings, 2048-byte buffers). For every run the receiver's per-second rate samples inside
-the measuring window give the rate (median of the samples), and /proc/<pid>/stat (utime + stime)
-gives the CPU share each side obtained in that window. Results: median over the repeats, and
-the median of all per-second samples of all repeats pooled ("pooled"): on a shared VM the
-core-to-core latency moves between about 100 and 450 ns from one second to the next (wherever
-the host puts the two vCPUs), so long windows and the pooled samples give steadier figures than a
-few short runs.
+Four pairings, sender -> receiver: ours -> ours, ours -> testpmd, testpmd -> ours and
+testpmd -> testpmd. The receiver is the memif server on CPU 0, the sender the client on CPU 1
+(copy mode on both sides, bursts of 32, 1024-slot rings, 2048-byte buffers).
 
-    bench/memif_bench.py --softdpu build/tools/softdpu [--sizes 64,1500] [--repeats 5]
+How it measures. On a shared VM the cost of moving a cache line between the two vCPUs changes every
+few seconds (the host moves them closer or apart; see bench_core_pingpong), and rates follow it, so
+pairings measured one after the other in long runs do not see the same machine. Here all four
+pairings of a size are started at once and then take turns: every pairing but one is stopped
+(SIGSTOP), the running one is measured for one slot (default 1 s, after 0.1 s to settle), stopped,
+and the next one resumed (SIGCONT). A round gives every pairing one slot, in a rotating order, so
+each pairing is compared with testpmd -> testpmd of the same round, a few seconds apart.
+
+Packets are counted the same way for every pairing: the receiver's index (`tail`) of ring 0,
+read from the shared region by this script every millisecond. /proc/<pid>/stat (utime + stime)
+gives the CPU share each side got during its slots.
+
+Reported per pairing: the median rate over all slots, the 10th-90th percentile range, and the
+median over rounds of (this pairing's rate / testpmd -> testpmd's rate in the same round).
+
+    bench/memif_bench.py --softdpu build/tools/softdpu [--sizes 64,1500] [--rounds 30]
                          [--probe build/bench/bench_core_pingpong]
 
-With --baseline OTHER_SOFTDPU a fifth pairing, base -> base, runs another build of our
-generator/sink (e.g. before a change) interleaved with the rest. The load average is printed
-before and after the run: the figures mean little when the machine is busy with other work.
+With --baseline OTHER_SOFTDPU two more pairings, base -> base and base -> testpmd, run another
+build of our generator/sink (e.g. the one before a change). The load average is printed before and after: the figures
+mean little when the machine is busy with other work.
 """
 import argparse
+import mmap
 import os
-import re
 import shutil
 import signal
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
 import time
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+MEMIF_COOKIE = 0x3E31F20
+RING_TAIL_OFFSET = 64  # memif_ring_t: cookie, flags, head in cache line 0; tail in cache line 1
+SAMPLE_PERIOD_S = 0.001
 
 
 def cpu_seconds(pid):
@@ -44,18 +56,17 @@ class Side:
     """One process of a pairing: ours (softdpu memif) or testpmd."""
 
     def __init__(self, kind, role, cpu, size, socket, softdpu, workdir, name):
-        self.kind, self.role, self.cpu, self.name = kind, role, cpu, name
+        self.kind, self.role, self.name = kind, role, name
         self.log_path = os.path.join(workdir, f"{name}.log")
         self.prefix = None
         if kind in SOFTDPU_KINDS:
-            softdpu = softdpu[kind]
             application = "sink" if role == "server" else "gen"
-            command = ["taskset", "-c", str(cpu), softdpu, "memif", application, "--role", role, "--socket", socket,
-                       "--quiet", "--connect-timeout", "20"]
+            command = ["taskset", "-c", str(cpu), softdpu[kind], "memif", application, "--role", role, "--socket",
+                       socket, "--quiet", "--connect-timeout", "20", "--burst", "32"]
             if application == "sink":
-                command += ["--interval", "1", "--verify", "header", "--burst", "32"]
+                command += ["--interval", "1", "--verify", "header"]
             else:
-                command += ["--size", str(size), "--burst", "32"]
+                command += ["--size", str(size)]
         else:
             self.prefix = f"softdpu_bench_{os.getpid()}_{name}"
             mode = "rxonly" if role == "server" else "txonly"
@@ -72,79 +83,143 @@ class Side:
     def alive(self):
         return self.process.poll() is None
 
-    def log_size(self):
-        self.log.flush()
-        return os.path.getsize(self.log_path)
-
-    def samples(self, start, end):
-        """Receive-rate samples (packets/s) the receiver printed between two log offsets."""
+    def log_text(self):
         with open(self.log_path, errors="replace") as log:
-            log.seek(start)
-            text = log.read(end - start)
-        pattern = r"rx_pps=([0-9.]+)" if self.kind in SOFTDPU_KINDS else r"Rx-pps:\s+([0-9]+)"
-        return [float(v) for v in re.findall(pattern, text)]
+            return log.read()
+
+    def signal(self, sig):
+        if self.alive():
+            self.process.send_signal(sig)
 
     def stop(self):
-        if self.alive():
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        self.signal(signal.SIGCONT)
+        self.signal(signal.SIGINT)
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
         self.log.close()
         if self.prefix:
             for base in ("/var/run/dpdk", os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")):
                 shutil.rmtree(os.path.join(base, self.prefix), ignore_errors=True)
 
 
-def run_pair(sender_kind, receiver_kind, size, args, workdir, tag):
-    socket = os.path.join(workdir, f"{tag}.sock")
-    receiver = sender = None
-    try:
-        receiver = Side(receiver_kind, "server", 0, size, socket, args.softdpu, workdir, f"{tag}-rx")
+def shared_ring_header(pid):
+    """The client's region 0 (a memfd, rings first), mapped read-only: ring 0 is the client's
+    transmit ring. None until the client has created it."""
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        path = f"/proc/{pid}/fd/{fd}"
+        try:
+            if not os.readlink(path).startswith("/memfd:"):
+                continue
+            with open(path, "rb") as region:
+                if os.fstat(region.fileno()).st_size < mmap.PAGESIZE:
+                    continue
+                header = mmap.mmap(region.fileno(), mmap.PAGESIZE, prot=mmap.PROT_READ)
+        except OSError:  # closed meanwhile
+            continue
+        if struct.unpack_from("<I", header, 0)[0] == MEMIF_COOKIE:
+            return header
+        header.close()
+    return None
+
+
+class Pairing:
+    """A sender (client, CPU 1) and a receiver (server, CPU 0), connected and then paused."""
+
+    def __init__(self, sender_kind, receiver_kind, size, softdpu, workdir):
+        self.name = f"{sender_kind} -> {receiver_kind}"
+        tag = f"{sender_kind}-{receiver_kind}-{size}"
+        self.socket = os.path.join(workdir, f"{tag}.sock")
+        self.receiver = Side(receiver_kind, "server", 0, size, self.socket, softdpu, workdir, f"{tag}-rx")
+        self.sender = None
+        self.ring = None
         deadline = time.monotonic() + 30
-        while not os.path.exists(socket):
-            if time.monotonic() > deadline or not receiver.alive():
-                raise RuntimeError(f"{tag}: receiver never listened; see {receiver.log_path}")
-            time.sleep(0.05)
         # testpmd's socket appears at probe; its port (the listener's handler) starts later.
-        while receiver_kind == "testpmd" and "packet forwarding - ports=" not in open(receiver.log_path).read():
-            if time.monotonic() > deadline or not receiver.alive():
-                raise RuntimeError(f"{tag}: testpmd never started forwarding; see {receiver.log_path}")
+        while not os.path.exists(self.socket) or (
+                receiver_kind == "testpmd" and "packet forwarding - ports=" not in self.receiver.log_text()):
+            self.check(deadline, "the receiver never listened")
             time.sleep(0.05)
-        sender = Side(sender_kind, "client", 1, size, socket, args.softdpu, workdir, f"{tag}-tx")
-        time.sleep(args.warmup)
-        if not (receiver.alive() and sender.alive()):
-            raise RuntimeError(f"{tag}: a side exited early; see {workdir}")
-        offset0, wall0 = receiver.log_size(), time.monotonic()
-        cpu0 = (cpu_seconds(sender.process.pid), cpu_seconds(receiver.process.pid))
-        time.sleep(args.window)
-        offset1, wall1 = receiver.log_size(), time.monotonic()
-        cpu1 = (cpu_seconds(sender.process.pid), cpu_seconds(receiver.process.pid))
-        samples = receiver.samples(offset0, offset1)
-        if not samples:
-            raise RuntimeError(f"{tag}: no rate samples; see {receiver.log_path}")
-        wall = wall1 - wall0
-        return {"pps": statistics.median(samples), "samples": samples, "tx_cpu": (cpu1[0] - cpu0[0]) / wall,
-                "rx_cpu": (cpu1[1] - cpu0[1]) / wall}
-    finally:
-        for side in (sender, receiver):  # the sender first: testpmd dislikes losing its server mid-burst
+        self.sender = Side(sender_kind, "client", 1, size, self.socket, softdpu, workdir, f"{tag}-tx")
+        while self.ring is None:
+            self.check(deadline, "the sender never created its region")
+            self.ring = shared_ring_header(self.sender.process.pid)
+            time.sleep(0.05)
+        first = self.tail()
+        while self.tail() == first:
+            self.check(deadline, "no packet arrived")
+            time.sleep(0.05)
+        self.pause()
+
+    def check(self, deadline, what):
+        sides = [s for s in (self.receiver, self.sender) if s is not None]
+        if time.monotonic() > deadline or not all(s.alive() for s in sides):
+            raise RuntimeError(f"{self.name}: {what}; see {' and '.join(s.log_path for s in sides)}")
+
+    def tail(self):
+        return struct.unpack_from("<H", self.ring, RING_TAIL_OFFSET)[0]
+
+    def pause(self):
+        self.sender.signal(signal.SIGSTOP)
+        self.receiver.signal(signal.SIGSTOP)
+
+    def resume(self):
+        self.receiver.signal(signal.SIGCONT)
+        self.sender.signal(signal.SIGCONT)
+
+    def measure(self, seconds, settle, realtime):
+        """Runs the pairing for settle + seconds; returns its rate and CPU shares over the last
+        `seconds`, or None if the packet count is unsure. realtime: this reader runs at a real-time
+        priority (realtime_reader)."""
+        self.resume()
+        try:
+            time.sleep(settle)
+            cpu0 = (cpu_seconds(self.sender.process.pid), cpu_seconds(self.receiver.process.pid))
+            start = last = time.monotonic()
+            tail, packets, gaps = self.tail(), 0, []
+            while last - start < seconds:
+                time.sleep(SAMPLE_PERIOD_S)
+                now, current = time.monotonic(), self.tail()
+                packets += (current - tail) & 0xFFFF
+                gaps.append(now - last)
+                tail, last = current, now
+            cpu1 = (cpu_seconds(self.sender.process.pid), cpu_seconds(self.receiver.process.pid))
+        finally:
+            self.pause()
+        self.check(float("inf"), "a side exited")
+        wall = last - start
+        # The 16-bit index wraps every 65,536 packets, so a late reading could hide a wrap. With a
+        # real-time reader that cannot happen: whatever holds the reader up on its CPU holds up the
+        # side pinned there too, and one side alone moves at most a ring (1,024 packets). Otherwise
+        # trust the count if, at this slot's rate, the longest gap held under half a wrap.
+        if not realtime and packets / wall * max(gaps) >= 32768:
+            return None
+        return {"pps": packets / wall, "tx_cpu": (cpu1[0] - cpu0[0]) / wall, "rx_cpu": (cpu1[1] - cpu0[1]) / wall}
+
+    def stop(self):
+        # Both resumed first (a stopped process ignores SIGINT); the sender stops first: testpmd
+        # dislikes losing its server mid-burst.
+        self.receiver.signal(signal.SIGCONT)
+        for side in (self.sender, self.receiver):
             if side is not None:
                 side.stop()
-        if os.path.exists(socket):
-            os.unlink(socket)
+        if self.ring is not None:
+            self.ring.close()
+        if os.path.exists(self.socket):
+            os.unlink(self.socket)
 
 
 PAIRS = [("ours", "ours"), ("ours", "testpmd"), ("testpmd", "ours"), ("testpmd", "testpmd")]
 SOFTDPU_KINDS = ("ours", "base")  # our generator/sink: this build, and an optional baseline build
+BASELINE = ("testpmd", "testpmd")
 
 
 def core_round_trip(probe):
     """The two vCPUs' cache-line round trip in ns (bench_core_pingpong), or None without --probe."""
     if not probe:
         return None
-    return int(subprocess.check_output([probe, "0.2"], text=True).strip())
+    return int(subprocess.check_output([probe, "0.1"], text=True).strip())
 
 
 def load_average():
@@ -152,17 +227,73 @@ def load_average():
         return " ".join(loadavg.read().split()[:3])
 
 
+def percentile(values, fraction):
+    ordered = sorted(values)
+    return ordered[round(fraction * (len(ordered) - 1))]
+
+
+def realtime_reader():
+    """Lets this script's ring reader preempt the spinning side on its CPU as soon as its sleep ends
+    (a real-time policy, not inherited by children). Needs root or CAP_SYS_NICE."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(1))
+        return True
+    except PermissionError:
+        print("note: no real-time priority for the ring reader (run as root): slots read late are not counted")
+        return False
+
+
+def run_size(size, pairs, args, workdir):
+    """All pairings of one frame size, taking turns; returns {pair: [slot results]} and the
+    per-round ratios to the baseline pairing."""
+    pairings = {}
+    realtime = False
+    try:
+        for pair in pairs:
+            pairings[pair] = Pairing(*pair, size, args.softdpu, workdir)
+        realtime = realtime_reader()
+        slots = {pair: [] for pair in pairs}
+        ratios = {pair: [] for pair in pairs}
+        skipped = 0
+        for round_index in range(args.rounds):
+            probe = core_round_trip(args.probe)
+            order = pairs[round_index % len(pairs):] + pairs[:round_index % len(pairs)]
+            this_round = {}
+            for pair in order:
+                result = pairings[pair].measure(args.slot, args.settle, realtime)
+                if result is None:
+                    skipped += 1
+                    continue
+                this_round[pair] = result
+                slots[pair].append(result)
+            if BASELINE in this_round and this_round[BASELINE]["pps"] > 0:
+                for pair, result in this_round.items():
+                    ratios[pair].append(result["pps"] / this_round[BASELINE]["pps"])
+            rates = "  ".join(f"{s[0][0]}{s[1][0]} {this_round[s]['pps'] / 1e6:5.2f}" if s in this_round
+                              else f"{s[0][0]}{s[1][0]}   ---" for s in pairs)
+            probe_text = f"  core round trip {probe} ns" if probe is not None else ""
+            print(f"{size:>5} B round {round_index + 1:>2}/{args.rounds}: {rates} Mpps{probe_text}", flush=True)
+        if skipped:
+            print(f"{size} B: {skipped} slots not counted (a late reading of the ring could hide a wrap)")
+        return slots, ratios
+    finally:
+        if realtime:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        for pairing in pairings.values():
+            pairing.stop()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--softdpu", required=True, help="the softdpu CLI built with libmemif")
     parser.add_argument("--sizes", default="64,1500", help="frame sizes in bytes (default 64,1500)")
-    parser.add_argument("--repeats", type=int, default=5, help="runs of each pairing and size (default 5)")
-    parser.add_argument("--warmup", type=float, default=2.0, help="seconds before measuring (default 2)")
-    parser.add_argument("--window", type=float, default=4.0, help="seconds measured (default 4)")
-    parser.add_argument("--baseline", help="another softdpu build: adds the pairing base -> base")
-    parser.add_argument("--probe", help="bench_core_pingpong: print the core-to-core round trip before and after each run")
+    parser.add_argument("--rounds", type=int, default=30, help="slots per pairing and size (default 30)")
+    parser.add_argument("--slot", type=float, default=1.0, help="seconds measured per slot (default 1)")
+    parser.add_argument("--settle", type=float, default=0.1, help="seconds after resuming, not measured (default 0.1)")
+    parser.add_argument("--baseline", help="another softdpu build: adds base -> base and base -> testpmd")
+    parser.add_argument("--probe", help="bench_core_pingpong: the core-to-core round trip before each round")
     args = parser.parse_args()
-    pairs = PAIRS + ([("base", "base")] if args.baseline else [])
+    pairs = PAIRS + ([("base", "base"), ("base", "testpmd")] if args.baseline else [])
     args.softdpu = {"ours": args.softdpu, "base": args.baseline}
     if shutil.which("dpdk-testpmd") is None:
         print("SKIP: dpdk-testpmd not found (install dpdk-dev)")
@@ -174,40 +305,26 @@ def main():
     results = {}
     print(f"load average before: {load_average()}", flush=True)
     with tempfile.TemporaryDirectory(prefix="softdpu-memif-bench.") as workdir:
-        for repeat in range(args.repeats):
-            for size in sizes:
-                for sender, receiver in pairs:
-                    tag = f"{sender}-{receiver}-{size}-{repeat}"
-                    before = core_round_trip(args.probe)
-                    result = run_pair(sender, receiver, size, args, workdir, tag)
-                    after = core_round_trip(args.probe)
-                    results.setdefault((sender, receiver, size), []).append(result)
-                    probe = f"  core round trip {before}/{after} ns" if args.probe else ""
-                    print(f"run {repeat + 1}/{args.repeats} {sender:>7} -> {receiver:<7} {size:>5} B: "
-                          f"{result['pps'] / 1e6:6.2f} Mpps  cpu tx {result['tx_cpu']:4.0%} rx {result['rx_cpu']:4.0%}"
-                          f"{probe}", flush=True)
+        for size in sizes:
+            results[size] = run_size(size, pairs, args, workdir)
     print(f"load average after: {load_average()}")
     print()
-    print(f"medians of {args.repeats} runs; sender on CPU 1 (client), receiver on CPU 0 (server), copy mode")
-    print("| sender -> receiver | size | Mpps (median) | runs min-max | ÷ testpmd->testpmd | pooled: Mpps | ÷ testpmd->testpmd | CPU share tx / rx |")
-    print("|---|---|---|---|---|---|---|---|")
-
-    def pooled(runs):
-        return statistics.median(v for r in runs for v in r["samples"])
-
+    print(f"{args.rounds} rounds of {args.slot:g} s slots; sender on CPU 1 (client), receiver on CPU 0 (server), "
+          "copy mode")
+    print("| sender -> receiver | size | Mpps (median of slots) | p10-p90 | ÷ testpmd -> testpmd (median of rounds) "
+          "| CPU share tx / rx |")
+    print("|---|---|---|---|---|---|")
     for size in sizes:
-        baseline = statistics.median(r["pps"] for r in results[("testpmd", "testpmd", size)])
-        pooled_baseline = pooled(results[("testpmd", "testpmd", size)])
-        for sender, receiver in pairs:
-            runs = results[(sender, receiver, size)]
-            pps = [r["pps"] for r in runs]
-            median = statistics.median(pps)
-            ratio = f"{median / baseline:.2f}" if baseline > 0 else "n/a"
-            all_samples = pooled(runs)
-            pooled_ratio = f"{all_samples / pooled_baseline:.2f}" if pooled_baseline > 0 else "n/a"
-            print(f"| {sender} -> {receiver} | {size} B | {median / 1e6:.2f} | {min(pps) / 1e6:.2f}-{max(pps) / 1e6:.2f} "
-                  f"| {ratio} | {all_samples / 1e6:.2f} | {pooled_ratio} | {statistics.median(r['tx_cpu'] for r in runs):.0%} / "
-                  f"{statistics.median(r['rx_cpu'] for r in runs):.0%} |")
+        slots, ratios = results[size]
+        for pair in pairs:
+            rates = [s["pps"] / 1e6 for s in slots[pair]]
+            if not rates:
+                continue
+            ratio = f"{statistics.median(ratios[pair]):.2f}" if ratios[pair] else "n/a"
+            print(f"| {pair[0]} -> {pair[1]} | {size} B | {statistics.median(rates):.2f} | "
+                  f"{percentile(rates, 0.1):.2f}-{percentile(rates, 0.9):.2f} | {ratio} | "
+                  f"{statistics.median(s['tx_cpu'] for s in slots[pair]):.0%} / "
+                  f"{statistics.median(s['rx_cpu'] for s in slots[pair]):.0%} |")
     return 0
 
 
