@@ -293,6 +293,9 @@ def main():
     parser.add_argument("--baseline", help="another softdpu build: adds base -> base and base -> testpmd")
     parser.add_argument("--probe", help="bench_core_pingpong: the core-to-core round trip before each round")
     args = parser.parse_args()
+    # Killed or hung up: unwind (SystemExit) so that the stopped pairings are resumed and ended.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
     pairs = PAIRS + ([("base", "base"), ("base", "testpmd")] if args.baseline else [])
     args.softdpu = {"ours": args.softdpu, "base": args.baseline}
     if shutil.which("dpdk-testpmd") is None:
