@@ -192,14 +192,32 @@ static int gen_parse(int argc, char **argv, struct gen_options *gen, struct memi
 	return 0;
 }
 
+/* Buffers are claimed for writing (prefetch for write, every cache line) this many buffers before
+ * they are filled. A receiver that reads whole frames (DPDK's copies them into mbufs) holds every
+ * line of a buffer, and each line the generator then writes waits for that copy to be invalidated
+ * on the other core; claimed ahead, those waits overlap with writing the buffers before. Against
+ * testpmd's receive at 1500 bytes this gained about 15 % (docs/performance.md). */
+#define PREFETCH_AHEAD 2
+
+static void claim_for_writing(const memif_buffer_t *b, uint32_t size)
+{
+	uint32_t len = b->len < size ? b->len : size;
+	for (uint32_t line = 0; line < len; line += 64)
+		__builtin_prefetch((const uint8_t *)b->data + line, 1);
+}
+
 /* Fills the frames that memif_buffer_alloc returned in bufs[0, nbufs) (chains: NEXT on all but
  * the last buffer of a frame). Returns the number of frames, or -1 if a chain is too short. */
 static int gen_fill(struct memif_app *app, memif_buffer_t *bufs, uint16_t nbufs, uint64_t first_seq, uint32_t size)
 {
 	int frames = 0;
 	uint32_t offset = 0;
+	for (uint16_t i = 1; i < PREFETCH_AHEAD && i < nbufs; i++)
+		claim_for_writing(&bufs[i], size);
 	for (uint16_t i = 0; i < nbufs; i++) {
 		memif_buffer_t *b = &bufs[i];
+		if (i + PREFETCH_AHEAD < nbufs)
+			claim_for_writing(&bufs[i + PREFETCH_AHEAD], size);
 		uint32_t len = size - offset < b->len ? size - offset : b->len;
 		memif_app_frame_write(first_seq + (uint64_t)frames, size, offset, b->data, len);
 		b->len = len;
