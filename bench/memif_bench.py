@@ -18,7 +18,10 @@ read from the shared region by this script every millisecond. /proc/<pid>/stat (
 gives the CPU share each side got during its slots.
 
 Reported per pairing: the median rate over all slots, the 10th-90th percentile range, and the
-median over rounds of (this pairing's rate / testpmd -> testpmd's rate in the same round).
+median over rounds of (this pairing's rate / testpmd -> testpmd's rate in the same round). With
+--probe, the core round trip is measured before every slot and after the last one, and that median
+is also given over the rounds the vCPUs spent close together throughout, and over those they spent
+far apart throughout (a round in which the placement moved compares unlike machines).
 
     bench/memif_bench.py --softdpu build/tools/softdpu [--sizes 64,1500] [--rounds 30]
                          [--probe build/bench/bench_core_pingpong]
@@ -210,6 +213,10 @@ class Pairing:
             os.unlink(self.socket)
 
 
+# Core round trips (bench_core_pingpong) on this VM: 60-180 ns with the vCPUs close, 400-700 ns far.
+CLOSE_BELOW_NS = 200
+FAR_FROM_NS = 300
+
 PAIRS = [("ours", "ours"), ("ours", "testpmd"), ("testpmd", "ours"), ("testpmd", "testpmd")]
 SOFTDPU_KINDS = ("ours", "base")  # our generator/sink: this build, and an optional baseline build
 BASELINE = ("testpmd", "testpmd")
@@ -220,6 +227,15 @@ def core_round_trip(probe):
     if not probe:
         return None
     return int(subprocess.check_output([probe, "0.1"], text=True).strip())
+
+
+def round_placement(probes):
+    """'close' or 'far' when every probe of a round (before each slot and after the last) saw the
+    same vCPU placement, 'mixed' when it moved during the round, None without --probe."""
+    if None in probes:
+        return None
+    kinds = {"close" if ns < CLOSE_BELOW_NS else "far" if ns >= FAR_FROM_NS else "mixed" for ns in probes}
+    return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
 def load_average():
@@ -256,22 +272,24 @@ def run_size(size, pairs, args, workdir):
         ratios = {pair: [] for pair in pairs}
         skipped = 0
         for round_index in range(args.rounds):
-            probe = core_round_trip(args.probe)
             order = pairs[round_index % len(pairs):] + pairs[:round_index % len(pairs)]
-            this_round = {}
+            this_round, probes = {}, []
             for pair in order:
+                probes.append(core_round_trip(args.probe))
                 result = pairings[pair].measure(args.slot, args.settle, realtime)
                 if result is None:
                     skipped += 1
                     continue
                 this_round[pair] = result
                 slots[pair].append(result)
+            probes.append(core_round_trip(args.probe))
+            where = round_placement(probes)
             if BASELINE in this_round and this_round[BASELINE]["pps"] > 0:
                 for pair, result in this_round.items():
-                    ratios[pair].append(result["pps"] / this_round[BASELINE]["pps"])
+                    ratios[pair].append((result["pps"] / this_round[BASELINE]["pps"], where))
             rates = "  ".join(f"{s[0][0]}{s[1][0]} {this_round[s]['pps'] / 1e6:5.2f}" if s in this_round
                               else f"{s[0][0]}{s[1][0]}   ---" for s in pairs)
-            probe_text = f"  core round trip {probe} ns" if probe is not None else ""
+            probe_text = f"  core round trip {'/'.join(map(str, probes))} ns: {where}" if args.probe else ""
             print(f"{size:>5} B round {round_index + 1:>2}/{args.rounds}: {rates} Mpps{probe_text}", flush=True)
         if skipped:
             print(f"{size} B: {skipped} slots not counted (a late reading of the ring could hide a wrap)")
@@ -314,20 +332,26 @@ def main():
     print()
     print(f"{args.rounds} rounds of {args.slot:g} s slots; sender on CPU 1 (client), receiver on CPU 0 (server), "
           "copy mode")
-    print("| sender -> receiver | size | Mpps (median of slots) | p10-p90 | ÷ testpmd -> testpmd (median of rounds) "
-          "| CPU share tx / rx |")
-    print("|---|---|---|---|---|---|")
+    print("| sender -> receiver | size | Mpps (median of slots) | p10-p90 | ÷ testpmd -> testpmd (median of rounds): "
+          "all | close | far | CPU share tx / rx |")
+    print("|---|---|---|---|---|---|---|---|")
     for size in sizes:
         slots, ratios = results[size]
         for pair in pairs:
             rates = [s["pps"] / 1e6 for s in slots[pair]]
             if not rates:
                 continue
-            ratio = f"{statistics.median(ratios[pair]):.2f}" if ratios[pair] else "n/a"
+            columns = []
+            for where in (None, "close", "far"):
+                chosen = [ratio for ratio, placement in ratios[pair] if where is None or placement == where]
+                columns.append(f"{statistics.median(chosen):.2f} ({len(chosen)})" if chosen else "n/a")
             print(f"| {pair[0]} -> {pair[1]} | {size} B | {statistics.median(rates):.2f} | "
-                  f"{percentile(rates, 0.1):.2f}-{percentile(rates, 0.9):.2f} | {ratio} | "
+                  f"{percentile(rates, 0.1):.2f}-{percentile(rates, 0.9):.2f} | {' | '.join(columns)} | "
                   f"{statistics.median(s['tx_cpu'] for s in slots[pair]):.0%} / "
                   f"{statistics.median(s['rx_cpu'] for s in slots[pair]):.0%} |")
+    if args.probe:
+        print("(n): rounds counted. close / far: only rounds in which every probe (before each slot and after "
+              "the last) saw the vCPUs close / far apart.")
     return 0
 
 
