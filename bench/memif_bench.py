@@ -15,7 +15,8 @@ each pairing is compared with testpmd -> testpmd of the same round, a few second
 
 Packets are counted the same way for every pairing: the receiver's index (`tail`) of ring 0,
 read from the shared region by this script every millisecond. /proc/<pid>/stat (utime + stime)
-gives the CPU share each side got during its slots.
+gives the CPU share each side got during its slots, and the ring's fill (head - tail, sampled with
+the tail) which side waits for the other.
 
 Reported per pairing: the median rate over all slots, the 10th-90th percentile range, and the
 median over rounds of (this pairing's rate / testpmd -> testpmd's rate in the same round). With
@@ -45,6 +46,7 @@ import time
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 MEMIF_COOKIE = 0x3E31F20
 RING_TAIL_OFFSET = 64  # memif_ring_t: cookie, flags, head in cache line 0; tail in cache line 1
+RING_HEAD_OFFSET = 6  # cookie (4 bytes), flags (2 bytes), then head
 SAMPLE_PERIOD_S = 0.001
 
 
@@ -163,6 +165,12 @@ class Pairing:
     def tail(self):
         return struct.unpack_from("<H", self.ring, RING_TAIL_OFFSET)[0]
 
+    def fill(self):
+        """Slots the sender has posted and the receiver not yet taken (head - tail). Two separate
+        reads, so approximate, but the distribution shows which side waits for the other."""
+        head = struct.unpack_from("<H", self.ring, RING_HEAD_OFFSET)[0]
+        return (head - self.tail()) & 0xFFFF
+
     def pause(self):
         self.sender.signal(signal.SIGSTOP)
         self.receiver.signal(signal.SIGSTOP)
@@ -180,12 +188,13 @@ class Pairing:
             time.sleep(settle)
             cpu0 = (cpu_seconds(self.sender.process.pid), cpu_seconds(self.receiver.process.pid))
             start = last = time.monotonic()
-            tail, packets, gaps = self.tail(), 0, []
+            tail, packets, gaps, fills = self.tail(), 0, [], []
             while last - start < seconds:
                 time.sleep(SAMPLE_PERIOD_S)
                 now, current = time.monotonic(), self.tail()
                 packets += (current - tail) & 0xFFFF
                 gaps.append(now - last)
+                fills.append(self.fill())
                 tail, last = current, now
             cpu1 = (cpu_seconds(self.sender.process.pid), cpu_seconds(self.receiver.process.pid))
         finally:
@@ -198,7 +207,8 @@ class Pairing:
         # trust the count if, at this slot's rate, the longest gap held under half a wrap.
         if not realtime and packets / wall * max(gaps) >= 32768:
             return None
-        return {"pps": packets / wall, "tx_cpu": (cpu1[0] - cpu0[0]) / wall, "rx_cpu": (cpu1[1] - cpu0[1]) / wall}
+        return {"pps": packets / wall, "tx_cpu": (cpu1[0] - cpu0[0]) / wall, "rx_cpu": (cpu1[1] - cpu0[1]) / wall,
+                "fill": statistics.median(fills)}
 
     def stop(self):
         # Both resumed first (a stopped process ignores SIGINT); the sender stops first: testpmd
@@ -333,8 +343,8 @@ def main():
     print(f"{args.rounds} rounds of {args.slot:g} s slots; sender on CPU 1 (client), receiver on CPU 0 (server), "
           "copy mode")
     print("| sender -> receiver | size | Mpps (median of slots) | p10-p90 | ÷ testpmd -> testpmd (median of rounds): "
-          "all | close | far | CPU share tx / rx |")
-    print("|---|---|---|---|---|---|---|---|")
+          "all | close | far | CPU share tx / rx | ring fill |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for size in sizes:
         slots, ratios = results[size]
         for pair in pairs:
@@ -348,10 +358,14 @@ def main():
             print(f"| {pair[0]} -> {pair[1]} | {size} B | {statistics.median(rates):.2f} | "
                   f"{percentile(rates, 0.1):.2f}-{percentile(rates, 0.9):.2f} | {' | '.join(columns)} | "
                   f"{statistics.median(s['tx_cpu'] for s in slots[pair]):.0%} / "
-                  f"{statistics.median(s['rx_cpu'] for s in slots[pair]):.0%} |")
+                  f"{statistics.median(s['rx_cpu'] for s in slots[pair]):.0%} | "
+                  f"{statistics.median(s['fill'] for s in slots[pair]):.0f} |")
     if args.probe:
         print("(n): rounds counted. close / far: only rounds in which every probe (before each slot and after "
               "the last) saw the vCPUs close / far apart.")
+    print("ring fill: slots posted by the sender and not yet taken by the receiver (median over a slot's "
+          "samples, then over slots; of 1024): near 0 the receiver waits for the sender, near 1024 the "
+          "sender waits for the receiver.")
     return 0
 
 
