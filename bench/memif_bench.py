@@ -297,10 +297,10 @@ def run_size(size, pairs, args, workdir):
             if BASELINE in this_round and this_round[BASELINE]["pps"] > 0:
                 for pair, result in this_round.items():
                     ratios[pair].append((result["pps"] / this_round[BASELINE]["pps"], where))
-            rates = "  ".join(f"{s[0][0]}{s[1][0]} {this_round[s]['pps'] / 1e6:5.2f}" if s in this_round
-                              else f"{s[0][0]}{s[1][0]}   ---" for s in pairs)
+            rates = "  ".join(f"{s[0][0]}{s[1][0]} {this_round[s]['pps'] / 1e6:5.2f}/{this_round[s]['fill']:<4.0f}"
+                              if s in this_round else f"{s[0][0]}{s[1][0]}   ---/-   " for s in pairs)
             probe_text = f"  core round trip {'/'.join(map(str, probes))} ns: {where}" if args.probe else ""
-            print(f"{size:>5} B round {round_index + 1:>2}/{args.rounds}: {rates} Mpps{probe_text}", flush=True)
+            print(f"{size:>5} B round {round_index + 1:>2}/{args.rounds}: {rates} Mpps/fill{probe_text}", flush=True)
         if skipped:
             print(f"{size} B: {skipped} slots not counted (a late reading of the ring could hide a wrap)")
         return slots, ratios
