@@ -402,10 +402,12 @@ static uint32_t pattern_fill(uint8_t *dst, uint32_t len, uint8_t first)
 {
 #if defined(__x86_64__)
 	static int avx2 = -1;
-	if (avx2 < 0)
+	if (avx2 < 0) {
 		avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-	if (avx2)
+	}
+	if (avx2) {
 		return pattern_fill_32(dst, len, first);
+	}
 #endif
 	return pattern_fill_16(dst, len, first);
 }
@@ -429,8 +431,9 @@ void memif_app_frame_write(uint64_t seq, uint32_t frame_len, uint32_t offset, ui
 	}
 #if defined(__GNUC__)
 	uint32_t left = pattern_fill(dst, len, (uint8_t)(seq + offset));
-	if (left == 0)
+	if (left == 0) {
 		return;
+	}
 #endif
 	const uint8_t *table = pattern_table();
 	while (len > 0) {

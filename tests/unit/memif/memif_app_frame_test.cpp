@@ -17,18 +17,24 @@ namespace {
 uint8_t expected_byte(uint64_t seq, uint32_t frame_len, uint32_t k)
 {
 	static const uint8_t macs[12] = {0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01};
-	if (k < 12)
+	if (k < 12) {
 		return macs[k];
-	if (k == 12)
+	}
+	if (k == 12) {
 		return MEMIF_APP_ETHERTYPE >> 8;
-	if (k == 13)
+	}
+	if (k == 13) {
 		return MEMIF_APP_ETHERTYPE & 0xff;
-	if (k < 18)
+	}
+	if (k < 18) {
 		return uint8_t("SDPM"[k - 14]);
-	if (k < 26)
+	}
+	if (k < 26) {
 		return uint8_t(seq >> (8 * (k - 18)));
-	if (k < 30)
+	}
+	if (k < 30) {
 		return uint8_t(frame_len >> (8 * (k - 26)));
+	}
 	return uint8_t(seq + k);
 }
 
@@ -50,9 +56,10 @@ void write_and_check(uint64_t seq, uint32_t frame_len, uint32_t piece_len)
 			    << "written after the piece: seq " << seq << " frame " << frame_len << " piece at "
 			    << offset;
 		}
-		for (uint32_t i = 0; i < len; ++i)
+		for (uint32_t i = 0; i < len; ++i) {
 			ASSERT_EQ(buffer[kGuardBytes + i], expected_byte(seq, frame_len, offset + i))
 			    << "seq " << seq << " frame " << frame_len << " byte " << offset + i;
+		}
 	}
 }
 
@@ -60,13 +67,17 @@ TEST(MemifAppFrame, EveryLengthWholeAndInPieces)
 {
 	// Lengths around the header and both vector widths; pieces from 1 byte (every offset inside the
 	// header) up to the whole frame.
-	for (uint32_t frame_len = MEMIF_APP_FRAME_MIN; frame_len <= 200; ++frame_len)
-		for (uint32_t piece_len : {1u, 7u, 16u, 29u, 31u, 32u, 33u, 64u, frame_len})
+	for (uint32_t frame_len = MEMIF_APP_FRAME_MIN; frame_len <= 200; ++frame_len) {
+		for (uint32_t piece_len : {1u, 7u, 16u, 29u, 31u, 32u, 33u, 64u, frame_len}) {
 			ASSERT_NO_FATAL_FAILURE(
 			    write_and_check(0x0102030405060708ull + frame_len, frame_len, piece_len));
-	for (uint32_t frame_len : {1500u, 2048u, 2049u, 9000u})
-		for (uint32_t piece_len : {2048u, 1000u, frame_len})
+		}
+	}
+	for (uint32_t frame_len : {1500u, 2048u, 2049u, 9000u}) {
+		for (uint32_t piece_len : {2048u, 1000u, frame_len}) {
 			ASSERT_NO_FATAL_FAILURE(write_and_check(frame_len * 977ull, frame_len, piece_len));
+		}
+	}
 }
 
 TEST(MemifAppFrame, CheckerAcceptsWrittenFramesAndCatchesOneBadByte)
