@@ -398,20 +398,27 @@ MEMIF_APP_DEFINE_PATTERN_FILL(pattern_fill_16, 16, )
 MEMIF_APP_DEFINE_PATTERN_FILL(pattern_fill_32, 32, __attribute__((target("avx2"))))
 #endif
 
+static int pattern_narrow_stores; /* memif_app_frame_use_narrow_stores */
+
 static uint32_t pattern_fill(uint8_t *dst, uint32_t len, uint8_t first)
 {
 #if defined(__x86_64__)
-	static int avx2 = -1;
-	if (avx2 < 0) {
-		avx2 = __builtin_cpu_supports("avx2") ? 1 : 0;
-	}
-	if (avx2) {
+	if (!pattern_narrow_stores && __builtin_cpu_supports("avx2")) {
 		return pattern_fill_32(dst, len, first);
 	}
 #endif
 	return pattern_fill_16(dst, len, first);
 }
 #endif
+
+void memif_app_frame_use_narrow_stores(int narrow)
+{
+#if defined(__GNUC__)
+	pattern_narrow_stores = narrow;
+#else
+	(void)narrow;
+#endif
+}
 
 void memif_app_frame_write(uint64_t seq, uint32_t frame_len, uint32_t offset, uint8_t *dst, uint32_t len)
 {

@@ -115,6 +115,9 @@ double memif_app_now(void);
 
 /* Writes bytes [offset, offset + len) of frame seq of total length frame_len into dst. */
 void memif_app_frame_write(uint64_t seq, uint32_t frame_len, uint32_t offset, uint8_t *dst, uint32_t len);
+/* The pattern is written with 32-byte stores where the CPU has AVX2; narrow != 0 keeps it to
+ * 16-byte stores (so tests reach both, and A/B runs can compare them). */
+void memif_app_frame_use_narrow_stores(int narrow);
 
 enum memif_app_verify { MEMIF_APP_VERIFY_NONE, MEMIF_APP_VERIFY_HEADER, MEMIF_APP_VERIFY_FULL };
 

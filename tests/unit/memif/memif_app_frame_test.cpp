@@ -63,7 +63,14 @@ void write_and_check(uint64_t seq, uint32_t frame_len, uint32_t piece_len)
 	}
 }
 
-TEST(MemifAppFrame, EveryLengthWholeAndInPieces)
+// Both store widths: 32-byte stores (where the CPU has AVX2) and 16-byte ones.
+class MemifAppFrame : public ::testing::TestWithParam<bool> {
+protected:
+	void SetUp() override { memif_app_frame_use_narrow_stores(GetParam() ? 1 : 0); }
+	void TearDown() override { memif_app_frame_use_narrow_stores(0); }
+};
+
+TEST_P(MemifAppFrame, EveryLengthWholeAndInPieces)
 {
 	// Lengths around the header and both vector widths; pieces from 1 byte (every offset inside the
 	// header) up to the whole frame.
@@ -80,7 +87,7 @@ TEST(MemifAppFrame, EveryLengthWholeAndInPieces)
 	}
 }
 
-TEST(MemifAppFrame, CheckerAcceptsWrittenFramesAndCatchesOneBadByte)
+TEST_P(MemifAppFrame, CheckerAcceptsWrittenFramesAndCatchesOneBadByte)
 {
 	struct memif_app_checker checker;
 	memif_app_checker_init(&checker, MEMIF_APP_VERIFY_FULL, 1500);
@@ -97,5 +104,8 @@ TEST(MemifAppFrame, CheckerAcceptsWrittenFramesAndCatchesOneBadByte)
 	EXPECT_TRUE(memif_app_checker_failed(&checker));
 	EXPECT_EQ(checker.corrupt, 1u);
 }
+
+INSTANTIATE_TEST_SUITE_P(StoreWidth, MemifAppFrame, ::testing::Values(false, true),
+			 [](const ::testing::TestParamInfo<bool> &info) { return info.param ? "Narrow" : "Wide"; });
 
 } // namespace
