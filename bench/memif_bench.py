@@ -27,7 +27,7 @@ far apart throughout (a round in which the placement moved compares unlike machi
     bench/memif_bench.py --softdpu build/tools/softdpu [--sizes 64,1500] [--rounds 30]
                          [--probe build/bench/bench_core_pingpong]
 
-With --baseline OTHER_SOFTDPU two more pairings, base -> base and base -> testpmd, run another
+With --baseline OTHER_SOFTDPU three more pairings, base -> base, base -> testpmd and testpmd -> base, run another
 build of our generator/sink (e.g. the one before a change). The load average is printed before and after: the figures
 mean little when the machine is busy with other work.
 """
@@ -318,13 +318,13 @@ def main():
     parser.add_argument("--rounds", type=int, default=30, help="slots per pairing and size (default 30)")
     parser.add_argument("--slot", type=float, default=1.0, help="seconds measured per slot (default 1)")
     parser.add_argument("--settle", type=float, default=0.1, help="seconds after resuming, not measured (default 0.1)")
-    parser.add_argument("--baseline", help="another softdpu build: adds base -> base and base -> testpmd")
+    parser.add_argument("--baseline", help="another softdpu build: adds base -> base, base -> testpmd and testpmd -> base")
     parser.add_argument("--probe", help="bench_core_pingpong: the core-to-core round trip before each round")
     args = parser.parse_args()
     # Killed or hung up: unwind (SystemExit) so that the stopped pairings are resumed and ended.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
-    pairs = PAIRS + ([("base", "base"), ("base", "testpmd")] if args.baseline else [])
+    pairs = PAIRS + ([("base", "base"), ("base", "testpmd"), ("testpmd", "base")] if args.baseline else [])
     args.softdpu = {"ours": args.softdpu, "base": args.baseline}
     if shutil.which("dpdk-testpmd") is None:
         print("SKIP: dpdk-testpmd not found (install dpdk-dev)")
