@@ -13,10 +13,11 @@ pairings of a size are started at once and then take turns: every pairing but on
 and the next one resumed (SIGCONT). A round gives every pairing one slot, in a rotating order, so
 each pairing is compared with testpmd -> testpmd of the same round, a few seconds apart.
 
-Packets are counted the same way for every pairing: the receiver's index (`tail`) of ring 0,
-read from the shared region by this script every millisecond. /proc/<pid>/stat (utime + stime)
-gives the CPU share each side got during its slots, and the ring's fill (head - tail, sampled with
-the tail) which side waits for the other.
+Packets are counted the same way for every pairing: the receiver's index (`tail`) of ring 0, read
+from the shared region every 0.1-0.4 ms by bench/memif_ring_counter (a C program: the 16-bit index
+wraps every 0.6 ms at 100 Mpps; a slot in which two readings came near a wrap apart is not counted).
+/proc/<pid>/stat (utime + stime) gives the CPU share each side got during its slots, and the ring's
+fill (head - tail, sampled with the tail) which side waits for the other.
 
 Reported per pairing: the median rate over all slots, the 10th-90th percentile range, and the
 median over rounds of (this pairing's rate / testpmd -> testpmd's rate in the same round). With
@@ -25,7 +26,7 @@ is also given over the rounds the vCPUs spent close together throughout, and ove
 far apart throughout (a round in which the placement moved compares unlike machines).
 
     bench/memif_bench.py --softdpu build/tools/softdpu [--sizes 64,1500] [--rounds 30]
-                         [--probe build/bench/bench_core_pingpong]
+                         [--probe build/bench/bench_core_pingpong] [--counter build/bench/memif_ring_counter]
 
 With --baseline OTHER_SOFTDPU three more pairings, base -> base, base -> testpmd and testpmd -> base, run another
 build of our generator/sink (e.g. the one before a change). The load average is printed before and after: the figures
@@ -46,8 +47,7 @@ import time
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 MEMIF_COOKIE = 0x3E31F20
 RING_TAIL_OFFSET = 64  # memif_ring_t: cookie, flags, head in cache line 0; tail in cache line 1
-RING_HEAD_OFFSET = 6  # cookie (4 bytes), flags (2 bytes), then head
-SAMPLE_PERIOD_S = 0.001
+WRAP_RISK_STEP = 57344  # packets between two readings from which a missed wrap is possible (7/8 of one)
 
 
 def cpu_seconds(pid):
@@ -111,8 +111,8 @@ class Side:
 
 
 def shared_ring_header(pid):
-    """The client's region 0 (a memfd, rings first), mapped read-only: ring 0 is the client's
-    transmit ring. None until the client has created it."""
+    """The client's region 0 (a memfd, rings first), mapped read-only, and its /proc path: ring 0
+    is the client's transmit ring. (None, None) until the client has created it."""
     for fd in os.listdir(f"/proc/{pid}/fd"):
         path = f"/proc/{pid}/fd/{fd}"
         try:
@@ -125,21 +125,22 @@ def shared_ring_header(pid):
         except OSError:  # closed meanwhile
             continue
         if struct.unpack_from("<I", header, 0)[0] == MEMIF_COOKIE:
-            return header
+            return header, path
         header.close()
-    return None
+    return None, None
 
 
 class Pairing:
     """A sender (client, CPU 1) and a receiver (server, CPU 0), connected and then paused."""
 
-    def __init__(self, sender_kind, receiver_kind, size, softdpu, workdir):
+    def __init__(self, sender_kind, receiver_kind, size, softdpu, counter, workdir):
         self.name = f"{sender_kind} -> {receiver_kind}"
         tag = f"{sender_kind}-{receiver_kind}-{size}"
         self.socket = os.path.join(workdir, f"{tag}.sock")
         self.receiver = Side(receiver_kind, "server", 0, size, self.socket, softdpu, workdir, f"{tag}-rx")
         self.sender = None
         self.ring = None
+        self.counter = counter
         deadline = time.monotonic() + 30
         # testpmd's socket appears at probe; its port (the listener's handler) starts later.
         while not os.path.exists(self.socket) or (
@@ -149,7 +150,7 @@ class Pairing:
         self.sender = Side(sender_kind, "client", 1, size, self.socket, softdpu, workdir, f"{tag}-tx")
         while self.ring is None:
             self.check(deadline, "the sender never created its region")
-            self.ring = shared_ring_header(self.sender.process.pid)
+            self.ring, self.ring_path = shared_ring_header(self.sender.process.pid)
             time.sleep(0.05)
         first = self.tail()
         while self.tail() == first:
@@ -165,12 +166,6 @@ class Pairing:
     def tail(self):
         return struct.unpack_from("<H", self.ring, RING_TAIL_OFFSET)[0]
 
-    def fill(self):
-        """Slots the sender has posted and the receiver not yet taken (head - tail). Two separate
-        reads, so approximate, but the distribution shows which side waits for the other."""
-        head = struct.unpack_from("<H", self.ring, RING_HEAD_OFFSET)[0]
-        return (head - self.tail()) & 0xFFFF
-
     def pause(self):
         self.sender.signal(signal.SIGSTOP)
         self.receiver.signal(signal.SIGSTOP)
@@ -179,36 +174,25 @@ class Pairing:
         self.receiver.signal(signal.SIGCONT)
         self.sender.signal(signal.SIGCONT)
 
-    def measure(self, seconds, settle, realtime):
-        """Runs the pairing for settle + seconds; returns its rate and CPU shares over the last
-        `seconds`, or None if the packet count is unsure. realtime: this reader runs at a real-time
-        priority (realtime_reader)."""
+    def measure(self, seconds, settle):
+        """Runs the pairing for settle + seconds; returns its rate, CPU shares and ring fill over the
+        last `seconds`, or None if the packet count is unsure."""
         self.resume()
         try:
             time.sleep(settle)
             cpu0 = (cpu_seconds(self.sender.process.pid), cpu_seconds(self.receiver.process.pid))
-            start = last = time.monotonic()
-            tail, packets, gaps, fills = self.tail(), 0, [], []
-            while last - start < seconds:
-                time.sleep(SAMPLE_PERIOD_S)
-                now, current = time.monotonic(), self.tail()
-                packets += (current - tail) & 0xFFFF
-                gaps.append(now - last)
-                fills.append(self.fill())
-                tail, last = current, now
+            output = subprocess.check_output([self.counter, self.ring_path, str(seconds)],
+                                             text=True)
             cpu1 = (cpu_seconds(self.sender.process.pid), cpu_seconds(self.receiver.process.pid))
         finally:
             self.pause()
         self.check(float("inf"), "a side exited")
-        wall = last - start
-        # The 16-bit index wraps every 65,536 packets, so a late reading could hide a wrap. With a
-        # real-time reader that cannot happen: whatever holds the reader up on its CPU holds up the
-        # side pinned there too, and one side alone moves at most a ring (1,024 packets). Otherwise
-        # trust the count if, at this slot's rate, the longest gap held under half a wrap.
-        if not realtime and packets / wall * max(gaps) >= 32768:
+        counted = {key: float(value) for key, value in (field.split("=") for field in output.split())}
+        if counted["max_step"] >= WRAP_RISK_STEP:  # two readings may have been a wrap apart
             return None
-        return {"pps": packets / wall, "tx_cpu": (cpu1[0] - cpu0[0]) / wall, "rx_cpu": (cpu1[1] - cpu0[1]) / wall,
-                "fill": statistics.median(fills)}
+        wall = counted["seconds"]
+        return {"pps": counted["packets"] / wall, "tx_cpu": (cpu1[0] - cpu0[0]) / wall,
+                "rx_cpu": (cpu1[1] - cpu0[1]) / wall, "fill": counted["fill_median"]}
 
     def stop(self):
         # Both resumed first (a stopped process ignores SIGINT); the sender stops first: testpmd
@@ -258,26 +242,13 @@ def percentile(values, fraction):
     return ordered[round(fraction * (len(ordered) - 1))]
 
 
-def realtime_reader():
-    """Lets this script's ring reader preempt the spinning side on its CPU as soon as its sleep ends
-    (a real-time policy, not inherited by children). Needs root or CAP_SYS_NICE."""
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO | os.SCHED_RESET_ON_FORK, os.sched_param(1))
-        return True
-    except PermissionError:
-        print("note: no real-time priority for the ring reader (run as root): slots read late are not counted")
-        return False
-
-
 def run_size(size, pairs, args, workdir):
     """All pairings of one frame size, taking turns; returns {pair: [slot results]} and the
     per-round ratios to the baseline pairing."""
     pairings = {}
-    realtime = False
     try:
         for pair in pairs:
-            pairings[pair] = Pairing(*pair, size, args.softdpu, workdir)
-        realtime = realtime_reader()
+            pairings[pair] = Pairing(*pair, size, args.softdpu, args.counter, workdir)
         slots = {pair: [] for pair in pairs}
         ratios = {pair: [] for pair in pairs}
         skipped = 0
@@ -286,7 +257,7 @@ def run_size(size, pairs, args, workdir):
             this_round, probes = {}, []
             for pair in order:
                 probes.append(core_round_trip(args.probe))
-                result = pairings[pair].measure(args.slot, args.settle, realtime)
+                result = pairings[pair].measure(args.slot, args.settle)
                 if result is None:
                     skipped += 1
                     continue
@@ -305,8 +276,6 @@ def run_size(size, pairs, args, workdir):
             print(f"{size} B: {skipped} slots not counted (a late reading of the ring could hide a wrap)")
         return slots, ratios
     finally:
-        if realtime:
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
         for pairing in pairings.values():
             pairing.stop()
 
@@ -320,11 +289,19 @@ def main():
     parser.add_argument("--settle", type=float, default=0.1, help="seconds after resuming, not measured (default 0.1)")
     parser.add_argument("--baseline", help="another softdpu build: adds base -> base, base -> testpmd and testpmd -> base")
     parser.add_argument("--probe", help="bench_core_pingpong: the core-to-core round trip before each round")
+    parser.add_argument("--counter", help="memif_ring_counter (default: bench/memif_ring_counter in the build "
+                        "that holds --softdpu)")
     args = parser.parse_args()
     # Killed or hung up: unwind (SystemExit) so that the stopped pairings are resumed and ended.
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
     pairs = PAIRS + ([("base", "base"), ("base", "testpmd"), ("testpmd", "base")] if args.baseline else [])
+    if args.counter is None:
+        args.counter = os.path.join(os.path.dirname(os.path.abspath(args.softdpu)), "..", "bench",
+                                    "memif_ring_counter")
+    if not os.access(args.counter, os.X_OK):
+        print(f"memif_ring_counter not found at {args.counter} (build it, or give --counter)")
+        return 1
     args.softdpu = {"ours": args.softdpu, "base": args.baseline}
     if shutil.which("dpdk-testpmd") is None:
         print("SKIP: dpdk-testpmd not found (install dpdk-dev)")

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Checks bench/memif_ring_counter against a ring whose indexes this script moves by known steps.
+
+    memif_ring_counter_test.py PATH_TO_MEMIF_RING_COUNTER
+
+1. Steps of 20,000 packets, 40 of them inside the counter's window: the count must be exactly
+   800,000, twelve wraps of the 16-bit index, and no step between two readings may look like more
+   than two of ours.
+2. Steps of 60,000: still counted exactly (the index only moves forward), but max_step reports them,
+   which is what makes bench/memif_bench.py drop such a slot (a longer step could hide a wrap).
+3. The fill (head - tail) is reported as the median of the readings.
+"""
+import ctypes
+import mmap
+import subprocess
+import sys
+import tempfile
+import time
+
+RING_HEAD_OFFSET = 6
+RING_TAIL_OFFSET = 64
+
+
+def run(counter, step, steps, fill):
+    with tempfile.NamedTemporaryFile() as region:
+        region.write(bytes(4096))
+        region.flush()
+        shared = mmap.mmap(region.fileno(), 4096)
+        # Aligned 16-bit stores, as a memif peer makes them (a torn index would be a wrong test).
+        head = ctypes.c_uint16.from_buffer(shared, RING_HEAD_OFFSET)
+        tail = ctypes.c_uint16.from_buffer(shared, RING_TAIL_OFFSET)
+        head.value = fill
+        reader = subprocess.Popen([counter, region.name, "1.0"], stdout=subprocess.PIPE, text=True)
+        time.sleep(0.2)  # all steps fall inside the counter's window
+        index = 0
+        for _ in range(steps):
+            index = (index + step) & 0xFFFF
+            head.value = (index + fill) & 0xFFFF
+            tail.value = index
+            time.sleep(0.005)
+        output, _ = reader.communicate(timeout=10)
+        del head, tail
+        shared.close()
+    if reader.returncode != 0:
+        sys.exit(f"memif_ring_counter exited with {reader.returncode}")
+    return {key: float(value) for key, value in (field.split("=") for field in output.split())}
+
+
+def expect(condition, what, counted):
+    if not condition:
+        sys.exit(f"FAIL: {what}: {counted}")
+
+
+def main():
+    counter = sys.argv[1]
+    counted = run(counter, 20000, 40, 100)
+    expect(counted["packets"] == 800000, "20,000-packet steps counted exactly across 12 wraps", counted)
+    expect(counted["max_step"] in (20000, 40000), "largest step between readings", counted)
+    expect(counted["fill_median"] == 100, "median fill", counted)
+    expect(0.99 <= counted["seconds"] < 1.5, "window length", counted)
+
+    counted = run(counter, 60000, 10, 0)
+    expect(counted["packets"] == 600000, "60,000-packet steps counted", counted)
+    expect(counted["max_step"] >= 57344, "a step near a wrap is reported", counted)
+
+    bad = subprocess.run([counter, "/nonexistent/region", "1"], capture_output=True, text=True)
+    expect(bad.returncode != 0 and "nonexistent" in bad.stderr, "a missing region is an error", bad)
+    bad = subprocess.run([counter], capture_output=True, text=True)
+    expect(bad.returncode == 2 and "usage" in bad.stderr, "usage", bad)
+    print("memif_ring_counter_test: all checks passed")
+
+
+if __name__ == "__main__":
+    main()
