@@ -4,6 +4,7 @@
 // than malloc+free of sizeof(doca_buf) bytes, measured in the same process just before
 // (baseline ns / our ns). Run with repetitions and read the medians; see docs/performance.md.
 #include "core/mem/buf.hpp"
+#include "mem_bench_floor.h"
 
 #include <doca_buf.h>
 #include <doca_buf_inventory.h>
@@ -80,10 +81,12 @@ private:
 struct Memory {
 	Memory()
 	{
-		if (doca_mmap_create(&mmap) != DOCA_SUCCESS || doca_mmap_set_memrange(mmap, bytes.data(), bytes.size()) ||
-		    doca_mmap_start(mmap) != DOCA_SUCCESS || doca_buf_inventory_create(64, &inventory) != DOCA_SUCCESS ||
+		if (doca_mmap_create(&mmap) != DOCA_SUCCESS ||
+		    doca_mmap_set_memrange(mmap, bytes.data(), bytes.size()) || doca_mmap_start(mmap) != DOCA_SUCCESS ||
+		    doca_buf_inventory_create(64, &inventory) != DOCA_SUCCESS ||
 		    doca_buf_inventory_start(inventory) != DOCA_SUCCESS ||
-		    doca_buf_pool_create(64, 64, mmap, &pool) != DOCA_SUCCESS || doca_buf_pool_start(pool) != DOCA_SUCCESS) {
+		    doca_buf_pool_create(64, 64, mmap, &pool) != DOCA_SUCCESS ||
+		    doca_buf_pool_start(pool) != DOCA_SUCCESS) {
 			std::fprintf(stderr, "bench_mem: set-up failed\n");
 			std::abort();
 		}
@@ -157,6 +160,40 @@ void BM_Chain_Unchain_TwoBuffers(benchmark::State &state)
 	timer.report(state);
 }
 BENCHMARK(BM_Chain_Unchain_TwoBuffers);
+
+// Floors: two calls into another translation unit with the signatures of a get and a release.
+// Whatever an implementation does, a get+release through the C API costs at least this much; set
+// against the malloc+free baseline they show how far below it any implementation can go.
+void BM_Floor_TwoCallsDoingNothing(benchmark::State &state)
+{
+	Memory memory;
+	void *addr = memory.bytes.data();
+	RatioTimer timer;
+	for (auto _ : state) {
+		void *buf = nullptr;
+		mem_floor_get_nothing(memory.inventory, memory.mmap, addr, 64, &buf);
+		benchmark::DoNotOptimize(buf);
+		mem_floor_release_nothing(buf, nullptr);
+	}
+	timer.report(state);
+}
+BENCHMARK(BM_Floor_TwoCallsDoingNothing);
+
+void BM_Floor_TwoCallsFreeListOnly(benchmark::State &state)
+{
+	Memory memory;
+	void *addr = memory.bytes.data();
+	mem_floor_init();
+	RatioTimer timer;
+	for (auto _ : state) {
+		void *buf = nullptr;
+		mem_floor_get_pop(memory.inventory, memory.mmap, addr, 64, &buf);
+		benchmark::DoNotOptimize(buf);
+		mem_floor_release_push(buf, nullptr);
+	}
+	timer.report(state);
+}
+BENCHMARK(BM_Floor_TwoCallsFreeListOnly);
 
 } // namespace
 
