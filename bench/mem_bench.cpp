@@ -49,12 +49,14 @@ double measure_malloc_baseline_seconds()
 	constexpr int kRuns = 9;
 	constexpr int kOpsPerRun = 2'000'000;
 	std::array<double, kRuns> per_op{};
-	for (int i = 0; i < 100'000; ++i) // warm up the allocator's caches
+	for (int i = 0; i < 100'000; ++i) { // warm up the allocator's caches
 		malloc_free_once();
+	}
 	for (double &seconds : per_op) {
 		const double start = thread_cpu_seconds();
-		for (int i = 0; i < kOpsPerRun; ++i)
+		for (int i = 0; i < kOpsPerRun; ++i) {
 			malloc_free_once();
+		}
 		seconds = (thread_cpu_seconds() - start) / kOpsPerRun;
 	}
 	std::sort(per_op.begin(), per_op.end());
@@ -106,8 +108,9 @@ struct Memory {
 void BM_MallocFree_Baseline(benchmark::State &state)
 {
 	RatioTimer timer;
-	for (auto _ : state)
+	for (auto _ : state) {
 		malloc_free_once();
+	}
 	timer.report(state);
 }
 BENCHMARK(BM_MallocFree_Baseline);
@@ -203,8 +206,9 @@ int main(int argc, char **argv)
 	std::printf("malloc+free baseline (%zu bytes, median of 9 runs, thread CPU time): %.2f ns\n", kDescriptorSize,
 		    g_baseline_seconds * 1e9);
 	benchmark::Initialize(&argc, argv);
-	if (benchmark::ReportUnrecognizedArguments(argc, argv))
+	if (benchmark::ReportUnrecognizedArguments(argc, argv)) {
 		return 1;
+	}
 	benchmark::RunSpecifiedBenchmarks();
 	benchmark::Shutdown();
 	return 0;
