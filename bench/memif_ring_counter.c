@@ -12,18 +12,19 @@
  * these VMs (a timer and two context switches; from Python it was 20 us more), so the period
  * follows the rate: about STEP_TARGET packets between readings, but every 100-400 us whatever the
  * rate, so that a sudden 3x change of rate (the vCPUs' placement flipping) still stays under a
- * wrap. That costs the pairing about 5 % of one CPU at 100 Mpps and 2 % at 60 Mpps or less.
+ * wrap. At 100 Mpps that takes 5-15 % from the side sharing this CPU, about 2 % at 60 Mpps or less
+ * (docs/performance.md).
  *
  * Prints one line: packets=N seconds=S samples=N max_gap_us=G max_step=N fill_median=F
- * max_step is the largest count between two readings: at or above 32,768 a wrap could have been
- * missed, and the caller does not trust the count. fill: head - tail, sampled with the tail. */
+ * max_step is the largest count between two readings: near a wrap (memif_bench.py's WRAP_RISK_STEP)
+ * one could have been missed, and the caller does not trust the count. fill: head - tail, sampled
+ * with the tail. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
