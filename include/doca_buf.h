@@ -27,7 +27,8 @@ extern "C" {
 struct doca_buf;
 
 /* Adds a reference. refcount (may be NULL) receives the count before the call.
- * NOT_PERMITTED (buf is a list element after the head); TOO_BIG (already UINT16_MAX). */
+ * NOT_PERMITTED (buf is a list element after the head); TOO_BIG (already UINT16_MAX);
+ * BAD_STATE (buf was released: its count is 0). */
 DOCA_STABLE
 doca_error_t doca_buf_inc_refcount(struct doca_buf *buf, uint16_t *refcount);
 

@@ -228,8 +228,10 @@ std::unique_ptr<Backend> make_syslog_backend(Family family, std::string name)
 
 Logger &Logger::instance() noexcept
 {
-	// Deliberately leaked: it must outlive every static destructor that may still log.
-	static Logger *const logger = new Logger();
+	// Never destroyed: it must outlive every static destructor that may still log. Built in static
+	// storage, not on the heap: the first record may well be the report of an allocation failure.
+	alignas(Logger) static unsigned char storage[sizeof(Logger)];
+	static Logger *const logger = new (storage) Logger();
 	return *logger;
 }
 

@@ -44,8 +44,8 @@ TEST_F(MemDataPath, InventoryGetAndReleaseAllocateNothing)
 	for (int round = 0; round < 100; ++round) {
 		doca_buf *bufs[64];
 		for (int i = 0; i < 64; ++i) {
-			ASSERT_EQ(doca_buf_inventory_buf_get_by_args(inventory, mmap, memory.data() + i, 64, memory.data() + i,
-								     8, &bufs[i]),
+			ASSERT_EQ(doca_buf_inventory_buf_get_by_args(inventory, mmap, memory.data() + i, 64,
+								     memory.data() + i, 8, &bufs[i]),
 				  DOCA_SUCCESS);
 		}
 		doca_buf *none = nullptr;

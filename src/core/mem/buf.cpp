@@ -11,6 +11,10 @@ doca_error_t doca_buf_inc_refcount(struct doca_buf *buf, uint16_t *refcount)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (buf->list_.is_member)
 		return DOCA_ERROR_NOT_PERMITTED;
+	// A released descriptor is back in its inventory or pool: taking a reference would hand it
+	// out twice. Reported as dec_refcount reports it.
+	if (buf->list_.refcount == 0)
+		return DOCA_ERROR_BAD_STATE;
 	if (buf->list_.refcount == UINT16_MAX)
 		return DOCA_ERROR_TOO_BIG;
 	if (refcount != nullptr)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -49,9 +50,7 @@ static_assert(sizeof(softdpu::mem::MmapExport::blob) == softdpu::xproc::kBlobSiz
 // the exporter's registry entry; see core/xproc/registry.hpp).
 class ImportedMemory final : public softdpu::mem::RemoteMemory {
 public:
-	explicit ImportedMemory(std::unique_ptr<softdpu::xproc::Import> import) noexcept : import_(std::move(import))
-	{
-	}
+	explicit ImportedMemory(std::unique_ptr<softdpu::xproc::Import> import) noexcept : import_(std::move(import)) {}
 	doca_error_t read(uint64_t remote_addr, void *dst, size_t len) noexcept override
 	{
 		struct iovec local = {dst, len};
@@ -142,7 +141,12 @@ doca_error_t doca_mmap::add_dev(doca_dev *dev) noexcept
 		return DOCA_ERROR_NOT_PERMITTED;
 	if (has_device(dev))
 		return DOCA_ERROR_ALREADY_EXIST;
-	if (devices_.size() >= max_num_devices_)
+	// Besides the mmap's own maximum, the topology caps how many devices an mmap holding a given
+	// device may have (capability mmap_max_devices): the smallest cap among them applies.
+	size_t limit = std::min<size_t>(max_num_devices_, dev->caps().mmap_max_devices);
+	for (const doca_dev *held : devices_)
+		limit = std::min<size_t>(limit, held->caps().mmap_max_devices);
+	if (devices_.size() >= limit)
 		return DOCA_ERROR_NO_MEMORY;
 	try {
 		devices_.push_back(dev);
@@ -423,9 +427,10 @@ static doca_error_t do_export(struct doca_mmap *mmap, const struct doca_dev *dev
 		SDK_LOG_ERR("doca_mmap_%s: device %s was not added to the mmap", what, dev->function().name.c_str());
 		return DOCA_ERROR_NOT_FOUND;
 	}
-	const uint32_t needed = kind == ExportKind::pci
-					? DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE
-					: DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC;
+	const uint32_t needed =
+	    kind == ExportKind::pci
+		? DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE
+		: DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC;
 	if (mmap->origin_ != doca_mmap::Origin::local) {
 		SDK_LOG_ERR("doca_mmap_%s: an mmap created from an export cannot be exported", what);
 		return DOCA_ERROR_NOT_PERMITTED;
@@ -548,8 +553,7 @@ doca_error_t doca_mmap_cap_is_export_pci_supported(const struct doca_devinfo *de
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_mmap_cap_is_create_from_export_pci_supported(const struct doca_devinfo *devinfo,
-							       uint8_t *from_export)
+doca_error_t doca_mmap_cap_is_create_from_export_pci_supported(const struct doca_devinfo *devinfo, uint8_t *from_export)
 {
 	if (devinfo == nullptr || from_export == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;

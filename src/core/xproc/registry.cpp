@@ -95,12 +95,12 @@ doca_error_t Registry::init() noexcept
 	fd_ = static_cast<int>(syscall(SYS_memfd_create, "softdpu-export-registry", MFD_CLOEXEC));
 	if (fd_ < 0) {
 		SDK_LOG_ERR("cannot create the export registry: memfd_create: %s", std::strerror(errno));
-		return DOCA_ERROR_OPERATING_SYSTEM;
+		return DOCA_ERROR_DRIVER;
 	}
 	struct stat st;
 	if (ftruncate(fd_, sizeof(RegistryLayout)) != 0 || fstat(fd_, &st) != 0) {
 		SDK_LOG_ERR("cannot size the export registry: %s", std::strerror(errno));
-		return DOCA_ERROR_OPERATING_SYSTEM;
+		return DOCA_ERROR_DRIVER;
 	}
 	inode_ = st.st_ino;
 	void *mapped = mmap(nullptr, sizeof(RegistryLayout), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
@@ -142,7 +142,7 @@ doca_error_t Registry::publish(ExportKind kind, uint64_t base, uint64_t length, 
 	uint64_t secret[2];
 	if (!random_bytes(secret, sizeof(secret))) {
 		SDK_LOG_ERR("cannot export: no random bytes for the export secret");
-		return DOCA_ERROR_OPERATING_SYSTEM;
+		return DOCA_ERROR_DRIVER;
 	}
 	uint32_t slot;
 	uint64_t export_id;

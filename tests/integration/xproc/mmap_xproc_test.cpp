@@ -4,7 +4,9 @@
 
 #include "core/mem/mmap.hpp"
 #include "core/xproc/blob.hpp"
+#include "core/xproc/registry.hpp"
 
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <cstring>
@@ -364,6 +366,7 @@ TEST_F(XprocMmapTest, ImportedMmapIsNotConfigurable)
 	size_t len = 0;
 	EXPECT_EQ(doca_mmap_export_pci(mmap, p0, &desc, &len), DOCA_ERROR_NOT_PERMITTED);
 	EXPECT_EQ(doca_mmap_stop(mmap), DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_EQ(doca_mmap_start(mmap), DOCA_ERROR_NOT_PERMITTED);
 	// The device is held by the imported mmap.
 	EXPECT_EQ(doca_dev_close(p0), DOCA_ERROR_IN_USE);
 	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
@@ -435,8 +438,9 @@ TEST_F(XprocExporterTest, ExportRulesAndCapabilities)
 	size_t again_len = 0;
 	EXPECT_EQ(doca_mmap_export_pci(mmap, pf0, &again, &again_len), DOCA_SUCCESS);
 	EXPECT_EQ(again, desc);
-	// Exported: its configuration is frozen.
+	// Exported: its configuration is frozen, and it cannot be started again while exported.
 	EXPECT_EQ(doca_mmap_set_permissions(mmap, kReadWrite), DOCA_ERROR_BAD_STATE);
+	EXPECT_EQ(doca_mmap_start(mmap), DOCA_ERROR_NOT_PERMITTED);
 	// Host devices cannot import PCI exports (DOCA 2.5: the host reaches other memory over RDMA only).
 	doca_mmap *imported = nullptr;
 	EXPECT_EQ(doca_mmap_create_from_export(nullptr, desc, len, pf0, &imported), DOCA_ERROR_NOT_SUPPORTED);
@@ -473,6 +477,122 @@ TEST_F(XprocExporterTest, DpuImporterReadsWhileThisProcessRuns)
 	EXPECT_EQ(doca_mmap_stop(mmap), DOCA_SUCCESS);
 	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
 	doca_dev_close(pf0);
+}
+
+// A started mmap with PCI and RDMA access over `memory`, for exports through `dev`.
+doca_mmap *exportable_mmap(std::vector<uint8_t> &memory, doca_dev *dev)
+{
+	doca_mmap *mmap = nullptr;
+	if (doca_mmap_create(&mmap) != DOCA_SUCCESS)
+		return nullptr;
+	if (doca_mmap_set_memrange(mmap, memory.data(), memory.size()) != DOCA_SUCCESS ||
+	    doca_mmap_set_permissions(mmap, kReadWrite | DOCA_ACCESS_FLAG_RDMA_READ) != DOCA_SUCCESS ||
+	    doca_mmap_add_dev(mmap, dev) != DOCA_SUCCESS || doca_mmap_start(mmap) != DOCA_SUCCESS) {
+		doca_mmap_destroy(mmap);
+		return nullptr;
+	}
+	return mmap;
+}
+
+// An export beyond the registry's capacity fails with NO_MEMORY and loses nothing: the earlier
+// exports stay valid and a freed entry is usable again.
+TEST_F(XprocExporterTest, ExportsBeyondTheRegistryReportNoMemory)
+{
+	std::vector<uint8_t> memory(4096);
+	doca_dev *pf0 = open_by_pci("0b:00.0");
+	ASSERT_NE(pf0, nullptr);
+	std::vector<doca_mmap *> exported;
+	const void *desc = nullptr;
+	size_t len = 0;
+	for (uint32_t i = 0; i < softdpu::xproc::kRegistryEntries; ++i) {
+		doca_mmap *mmap = exportable_mmap(memory, pf0);
+		ASSERT_NE(mmap, nullptr);
+		exported.push_back(mmap);
+		ASSERT_EQ(doca_mmap_export_pci(mmap, pf0, &desc, &len), DOCA_SUCCESS) << "export " << i;
+	}
+	doca_mmap *one_more = exportable_mmap(memory, pf0);
+	ASSERT_NE(one_more, nullptr);
+	EXPECT_EQ(doca_mmap_export_pci(one_more, pf0, &desc, &len), DOCA_ERROR_NO_MEMORY);
+	EXPECT_EQ(doca_mmap_export_rdma(one_more, pf0, &desc, &len), DOCA_ERROR_NO_MEMORY);
+	uint8_t is_exported = 1;
+	EXPECT_EQ(doca_mmap_get_exported(one_more, &is_exported), DOCA_SUCCESS);
+	EXPECT_EQ(is_exported, 0);
+
+	// The last export still imports in a DPU process.
+	auto dpu = start_peer("dpu");
+	ASSERT_EQ(doca_mmap_export_pci(exported.back(), pf0, &desc, &len), DOCA_SUCCESS);
+	EXPECT_EQ(dpu->call("import 03:00.0 0 " + to_hex(desc, len)), "ok");
+	// Stopping one exported mmap frees its entry.
+	ASSERT_EQ(doca_mmap_stop(exported.front()), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_export_rdma(one_more, pf0, &desc, &len), DOCA_SUCCESS);
+
+	dpu->send("exit");
+	EXPECT_EQ(dpu->wait(), 0);
+	EXPECT_EQ(doca_mmap_destroy(one_more), DOCA_SUCCESS);
+	for (doca_mmap *mmap : exported)
+		EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
+	doca_dev_close(pf0);
+}
+
+// Each export accepts a bounded number of importing processes; one more gets NO_MEMORY, and a
+// slot freed by an importer that leaves is taken by the next.
+TEST_F(XprocExporterTest, ImportersBeyondTheSlotsReportNoMemory)
+{
+	std::vector<uint8_t> memory(4096);
+	doca_dev *pf0 = open_by_pci("0b:00.0");
+	ASSERT_NE(pf0, nullptr);
+	doca_mmap *mmap = exportable_mmap(memory, pf0);
+	ASSERT_NE(mmap, nullptr);
+	const void *desc = nullptr;
+	size_t len = 0;
+	ASSERT_EQ(doca_mmap_export_pci(mmap, pf0, &desc, &len), DOCA_SUCCESS);
+	const std::string import_command = "import 03:00.0 0 " + to_hex(desc, len);
+	std::vector<std::unique_ptr<Peer>> importers;
+	for (uint32_t i = 0; i < softdpu::xproc::kAccessorSlots; ++i) {
+		importers.push_back(start_peer("dpu"));
+		ASSERT_EQ(importers.back()->call(import_command), "ok") << "importer " << i;
+	}
+	auto late = start_peer("dpu");
+	EXPECT_EQ(late->call(import_command), "err DOCA_ERROR_NO_MEMORY");
+	importers.front()->send("exit");
+	EXPECT_EQ(importers.front()->wait(), 0);
+	EXPECT_EQ(late->call(import_command), "ok");
+
+	late->send("exit");
+	EXPECT_EQ(late->wait(), 0);
+	for (size_t i = 1; i < importers.size(); ++i) {
+		importers[i]->send("exit");
+		EXPECT_EQ(importers[i]->wait(), 0);
+	}
+	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
+	doca_dev_close(pf0);
+}
+
+// Devices whose topology entry denies exports: both export calls report NOT_SUPPORTED.
+TEST(XprocExportCapabilities, DeviceWithoutExportCapabilityIsNotSupported)
+{
+	auto text = nlohmann::json::parse(softdpu::device::Topology::builtin_default_text());
+	for (auto &function : text["host"]["functions"])
+		if (function["name"] == "pf0")
+			function["caps"] = {{"mmap_export_pci", false}, {"mmap_export_rdma", false}};
+	auto parsed = softdpu::device::Topology::parse(text.dump(), "no-export-pf0.json", Side::host);
+	ASSERT_TRUE(parsed.topology) << parsed.error;
+	softdpu::device::testing::ScopedTopology scoped(parsed.topology);
+
+	doca_dev *pf0 = open_by_pci("0b:00.0");
+	ASSERT_NE(pf0, nullptr);
+	uint8_t cap = 1;
+	EXPECT_EQ(doca_mmap_cap_is_export_pci_supported(doca_dev_as_devinfo(pf0), &cap), DOCA_SUCCESS);
+	EXPECT_EQ(cap, 0);
+	std::vector<uint8_t> memory(4096);
+	doca_mmap *mmap = exportable_mmap(memory, pf0);
+	ASSERT_NE(mmap, nullptr);
+	const void *desc = nullptr;
+	size_t len = 0;
+	EXPECT_EQ(doca_mmap_export_pci(mmap, pf0, &desc, &len), DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_EQ(doca_mmap_export_rdma(mmap, pf0, &desc, &len), DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(pf0), DOCA_SUCCESS);
 }
 
 } // namespace

@@ -106,8 +106,8 @@ TEST_F(Buf, SetDataWithinBounds)
 {
 	doca_buf *buf = get(100, 100);
 	EXPECT_EQ(doca_buf_set_data(buf, at(100), 100), DOCA_SUCCESS); // the whole buffer
-	EXPECT_EQ(doca_buf_set_data(buf, at(150), 50), DOCA_SUCCESS);	// up to the end
-	EXPECT_EQ(doca_buf_set_data(buf, at(200), 0), DOCA_SUCCESS);	// empty at the very end
+	EXPECT_EQ(doca_buf_set_data(buf, at(150), 50), DOCA_SUCCESS);  // up to the end
+	EXPECT_EQ(doca_buf_set_data(buf, at(200), 0), DOCA_SUCCESS);   // empty at the very end
 	EXPECT_EQ(buf->data(), at(200));
 	EXPECT_EQ(buf->data_len(), 0u);
 	EXPECT_EQ(doca_buf_dec_refcount(buf, nullptr), DOCA_SUCCESS);
@@ -116,9 +116,9 @@ TEST_F(Buf, SetDataWithinBounds)
 TEST_F(Buf, SetDataOutOfBoundsIsRejectedAndChangesNothing)
 {
 	doca_buf *buf = get(100, 100, 10, 20);
-	EXPECT_EQ(doca_buf_set_data(buf, at(99), 1), DOCA_ERROR_INVALID_VALUE);	 // before head
-	EXPECT_EQ(doca_buf_set_data(buf, at(150), 51), DOCA_ERROR_INVALID_VALUE); // past the end
-	EXPECT_EQ(doca_buf_set_data(buf, at(201), 0), DOCA_ERROR_INVALID_VALUE);	 // starts past the end
+	EXPECT_EQ(doca_buf_set_data(buf, at(99), 1), DOCA_ERROR_INVALID_VALUE);         // before head
+	EXPECT_EQ(doca_buf_set_data(buf, at(150), 51), DOCA_ERROR_INVALID_VALUE);       // past the end
+	EXPECT_EQ(doca_buf_set_data(buf, at(201), 0), DOCA_ERROR_INVALID_VALUE);        // starts past the end
 	EXPECT_EQ(doca_buf_set_data(buf, at(100), SIZE_MAX), DOCA_ERROR_INVALID_VALUE); // would overflow
 	EXPECT_EQ(buf->data(), at(110));
 	EXPECT_EQ(buf->data_len(), 20u);
@@ -169,13 +169,21 @@ TEST_F(Buf, RefcountTooBigAtUint16Max)
 	EXPECT_EQ(free_elements(), 16u);
 }
 
-TEST_F(Buf, DecrementAtZeroIsBadState)
+TEST_F(Buf, ReleasedBufferRefcountChangesAreBadState)
 {
 	doca_buf *buf = get(0, 64);
 	ASSERT_EQ(doca_buf_dec_refcount(buf, nullptr), DOCA_SUCCESS);
-	// The descriptor is back in the inventory (still valid memory): a second release is caught.
+	// The descriptor is back in the inventory (still valid memory): a second release is caught,
+	// and so is a new reference, which would otherwise hand the descriptor out twice.
 	EXPECT_EQ(doca_buf_dec_refcount(buf, nullptr), DOCA_ERROR_BAD_STATE);
+	uint16_t refcount = 7;
+	EXPECT_EQ(doca_buf_inc_refcount(buf, &refcount), DOCA_ERROR_BAD_STATE);
+	EXPECT_EQ(refcount, 7u);
 	EXPECT_EQ(free_elements(), 16u);
+	doca_buf *again = get(0, 64);
+	EXPECT_EQ(doca_buf_get_refcount(again, &refcount), DOCA_SUCCESS);
+	EXPECT_EQ(refcount, 1u);
+	EXPECT_EQ(doca_buf_dec_refcount(again, nullptr), DOCA_SUCCESS);
 }
 
 TEST_F(Buf, LoneBufferListQueries)
@@ -339,7 +347,7 @@ TEST_F(BufList, UnchainRejectsElementsNotInTheList)
 	EXPECT_EQ(doca_buf_unchain_list(b[0], b[0]), DOCA_ERROR_INVALID_VALUE); // same buffer
 	EXPECT_EQ(doca_buf_unchain_list(b[1], b[2]), DOCA_ERROR_INVALID_VALUE); // list1 is not a head
 	EXPECT_EQ(doca_buf_unchain_list(b[3], b[0]), DOCA_ERROR_INVALID_VALUE); // a head of another list
-	EXPECT_EQ(walk(b[0]).size(), 3u);									// nothing changed
+	EXPECT_EQ(walk(b[0]).size(), 3u);                                       // nothing changed
 	EXPECT_EQ(list_len(b[3]), 2u);
 	EXPECT_EQ(doca_buf_dec_refcount(b[0], nullptr), DOCA_SUCCESS);
 	EXPECT_EQ(doca_buf_dec_refcount(b[3], nullptr), DOCA_SUCCESS);

@@ -1,10 +1,12 @@
 // doca_mmap.h with real (emulated) devices: add, remove, limits, duplicates, device users.
 #include "core/mem/mmap.hpp"
+#include "device/topology.hpp"
 
 #include <doca_dev.h>
 #include <doca_mmap.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstdint>
@@ -79,6 +81,52 @@ TEST_F(MmapDevices, MaxDevicesReachedIsNoMemory)
 	EXPECT_EQ(doca_mmap_set_max_num_devices(mmap, 1), DOCA_ERROR_INVALID_VALUE);
 }
 
+// The topology's mmap_max_devices capability of any device in the mmap caps it, whichever device
+// is added first.
+TEST(MmapDeviceCapability, SmallestMaxDevicesOfItsDevicesApplies)
+{
+	auto text = nlohmann::json::parse(softdpu::device::Topology::builtin_default_text());
+	for (auto &function : text["host"]["functions"])
+		if (function["name"] == "pf0")
+			function["caps"] = {{"mmap_max_devices", 1}};
+	auto parsed = softdpu::device::Topology::parse(text.dump(), "pf0-one-device.json", softdpu::device::Side::host);
+	ASSERT_TRUE(parsed.topology) << parsed.error;
+	softdpu::device::testing::ScopedTopology scoped(parsed.topology);
+	doca_devinfo **list = nullptr;
+	uint32_t count = 0;
+	ASSERT_EQ(doca_devinfo_create_list(&list, &count), DOCA_SUCCESS);
+	doca_dev *pf0 = nullptr;
+	doca_dev *pf1 = nullptr;
+	for (uint32_t i = 0; i < count; ++i) {
+		uint8_t is_pf0 = 0;
+		uint8_t is_pf1 = 0;
+		ASSERT_EQ(doca_devinfo_is_equal_pci_addr(list[i], "0b:00.0", &is_pf0), DOCA_SUCCESS);
+		ASSERT_EQ(doca_devinfo_is_equal_pci_addr(list[i], "0b:00.1", &is_pf1), DOCA_SUCCESS);
+		if (is_pf0 && pf0 == nullptr) {
+			ASSERT_EQ(doca_dev_open(list[i], &pf0), DOCA_SUCCESS);
+		}
+		if (is_pf1 && pf1 == nullptr) {
+			ASSERT_EQ(doca_dev_open(list[i], &pf1), DOCA_SUCCESS);
+		}
+	}
+	ASSERT_EQ(doca_devinfo_destroy_list(list), DOCA_SUCCESS);
+	ASSERT_NE(pf0, nullptr);
+	ASSERT_NE(pf1, nullptr);
+	std::array<uint8_t, 64> memory{};
+	for (const bool pf0_first : {true, false}) {
+		doca_mmap *mmap = nullptr;
+		ASSERT_EQ(doca_mmap_create(&mmap), DOCA_SUCCESS);
+		ASSERT_EQ(doca_mmap_set_memrange(mmap, memory.data(), memory.size()), DOCA_SUCCESS);
+		ASSERT_EQ(doca_mmap_add_dev(mmap, pf0_first ? pf0 : pf1), DOCA_SUCCESS);
+		EXPECT_EQ(doca_mmap_add_dev(mmap, pf0_first ? pf1 : pf0), DOCA_ERROR_NO_MEMORY);
+		EXPECT_EQ(mmap->has_device(pf0), pf0_first);
+		EXPECT_EQ(mmap->has_device(pf1), !pf0_first);
+		EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
+	}
+	EXPECT_EQ(doca_dev_close(pf1), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(pf0), DOCA_SUCCESS);
+}
+
 TEST_F(MmapDevices, NoDeviceChangesWhileStarted)
 {
 	ASSERT_EQ(doca_mmap_add_dev(mmap, devs[0]), DOCA_SUCCESS);
@@ -117,7 +165,7 @@ TEST_F(MmapDevices, ExportChecksThenExports)
 	EXPECT_EQ(doca_mmap_export_pci(mmap, devs[1], &desc, &len), DOCA_ERROR_NOT_FOUND);
 	ASSERT_EQ(doca_mmap_stop(mmap), DOCA_SUCCESS);
 	ASSERT_EQ(doca_mmap_set_permissions(mmap, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE |
-							  DOCA_ACCESS_FLAG_RDMA_READ),
+						      DOCA_ACCESS_FLAG_RDMA_READ),
 		  DOCA_SUCCESS);
 	ASSERT_EQ(doca_mmap_start(mmap), DOCA_SUCCESS);
 	// Host functions export (cross-process use: tests/integration/xproc/).

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 
-#include "alloc_hooks.hpp"
 #include "sync_event_support.hpp"
 
 using sync_event_test::SyncEventBase;
@@ -24,16 +23,6 @@ TEST_F(SyncEventApiTest, CreateAndDestroyRejectNull)
 {
 	EXPECT_EQ(doca_sync_event_create(nullptr), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_sync_event_destroy(nullptr), DOCA_ERROR_INVALID_VALUE);
-}
-
-TEST_F(SyncEventApiTest, CreateReportsNoMemory)
-{
-	if (!sync_event_test::allocation_hooks_installed())
-		GTEST_SKIP() << "allocation hooks are not installed under sanitizers";
-	doca_sync_event *failed = nullptr;
-	sync_event_test::fail_next_allocation();
-	EXPECT_EQ(doca_sync_event_create(&failed), DOCA_ERROR_NO_MEMORY);
-	EXPECT_EQ(failed, nullptr);
 }
 
 TEST_F(SyncEventApiTest, LocationsRejectNull)
@@ -271,17 +260,6 @@ TEST_F(SyncEventApiTest, ContextStartNeedsAPeAndLocations)
 	EXPECT_EQ(doca_sync_event_stop(event), DOCA_ERROR_BAD_STATE); // not started stand-alone
 }
 
-TEST_F(SyncEventApiTest, ContextStartReportsNoMemoryForTaskPools)
-{
-	if (!sync_event_test::allocation_hooks_installed())
-		GTEST_SKIP() << "allocation hooks are not installed under sanitizers";
-	make_context();
-	sync_event_test::fail_next_allocation();
-	EXPECT_EQ(doca_ctx_start(ctx), DOCA_ERROR_NO_MEMORY);
-	EXPECT_FALSE(ctx_started());
-	EXPECT_EQ(doca_ctx_start(ctx), DOCA_SUCCESS);
-}
-
 TEST_F(SyncEventApiTest, DestroyRefusesARunningContext)
 {
 	start_context();
@@ -338,8 +316,8 @@ TEST_F(SyncEventApiTest, ExportCapabilitiesFollowTheDevice)
 		EXPECT_EQ(capability(nullptr), DOCA_ERROR_INVALID_VALUE);
 		// A host function exports to the DPU (tests/integration/xproc/); nothing else is emulated.
 		EXPECT_EQ(capability(devinfo), capability == doca_sync_event_cap_is_export_to_dpu_supported
-						       ? DOCA_SUCCESS
-						       : DOCA_ERROR_NOT_SUPPORTED);
+						   ? DOCA_SUCCESS
+						   : DOCA_ERROR_NOT_SUPPORTED);
 	}
 }
 

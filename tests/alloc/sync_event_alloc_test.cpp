@@ -2,8 +2,8 @@
 // calls never touch the heap: task pools are sized when the context starts.
 #include <gtest/gtest.h>
 
-#include "alloc_hooks.hpp"
-#include "sync_event_support.hpp"
+#include "support/alloc_counter.h"
+#include "unit/sync_event/sync_event_support.hpp"
 
 using sync_event_test::Completions;
 using sync_event_test::data_of;
@@ -15,15 +15,13 @@ class SyncEventAllocTest : public SyncEventBase {};
 
 TEST_F(SyncEventAllocTest, TaskHotPathDoesNotAllocate)
 {
-	if (!sync_event_test::allocation_hooks_installed())
-		GTEST_SKIP() << "allocation hooks are not installed under sanitizers";
 	start_context(8);
 	Completions completions;
 	completions.entries.reserve(10000);
 	uint64_t got = 0;
 	uint64_t fetched = 0;
 
-	const size_t before = sync_event_test::thread_allocations();
+	softdpu_test::AllocationScope scope;
 	for (int round = 0; round < 1000; ++round) {
 		doca_sync_event_task_wait_gt *wait = nullptr;
 		doca_sync_event_task_notify_add *add = nullptr;
@@ -53,7 +51,7 @@ TEST_F(SyncEventAllocTest, TaskHotPathDoesNotAllocate)
 		doca_pe_request_notification(pe);
 		doca_pe_clear_notification(pe, 0);
 	}
-	const size_t allocations = sync_event_test::thread_allocations() - before;
+	const size_t allocations = scope.count();
 
 	EXPECT_EQ(allocations, 0u);
 	EXPECT_EQ(completions.successes(), 4000u);

@@ -1,0 +1,187 @@
+// Out of memory: every allocation a creating or starting call makes is failed in turn. Each failed
+// run must report DOCA_ERROR_NO_MEMORY, free whatever it had taken and leave the object usable.
+#include "support/alloc_counter.h"
+#include "unit/sync_event/sync_event_support.hpp"
+
+#include <doca_buf_array.h>
+#include <doca_buf_inventory.h>
+#include <doca_buf_pool.h>
+#include <doca_dev.h>
+#include <doca_dma.h>
+#include <doca_log.h>
+#include <doca_mmap.h>
+#include <doca_pe.h>
+#include <doca_sync_event.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+
+namespace {
+
+using softdpu_test::clear_allocation_failure;
+using softdpu_test::fail_allocation;
+using softdpu_test::thread_live_blocks;
+
+// Runs `call` with its first allocation failed, then its second, ... until a run makes fewer
+// allocations than the one being failed (that run must succeed; `undo` reverts it). Returns how
+// many allocations were failed. A successful run comes first and the failing runs are done twice,
+// blocks left behind being checked the second time only: that takes one-time allocations (glibc's
+// time zone, the topology, state kept for an error message's call site) out of the count.
+template <typename Call, typename Undo> size_t fail_each_allocation(Call call, Undo undo)
+{
+	constexpr size_t kMostAllocations = 256;
+	EXPECT_EQ(call(), DOCA_SUCCESS) << "first run, no allocation failed";
+	undo();
+	size_t failed = 0;
+	for (const bool check_blocks : {false, true}) {
+		for (failed = 0; failed < kMostAllocations; ++failed) {
+			const std::ptrdiff_t live_before = thread_live_blocks();
+			fail_allocation(failed);
+			const doca_error_t result = call();
+			if (clear_allocation_failure()) { // never reached: the call made `failed` allocations
+				EXPECT_EQ(result, DOCA_SUCCESS);
+				undo();
+				break;
+			}
+			EXPECT_EQ(result, DOCA_ERROR_NO_MEMORY) << "allocation " << failed << " failed";
+			if (check_blocks) {
+				EXPECT_LE(thread_live_blocks(), live_before)
+				    << "blocks left behind after allocation " << failed << " failed";
+			}
+		}
+		EXPECT_LT(failed, kMostAllocations);
+	}
+	return failed;
+}
+
+constexpr auto kNothingToUndo = [] {};
+
+class NoMemory : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		ASSERT_EQ(doca_mmap_create(&mmap), DOCA_SUCCESS);
+		ASSERT_EQ(doca_mmap_set_memrange(mmap, memory.data(), memory.size()), DOCA_SUCCESS);
+		ASSERT_EQ(doca_mmap_start(mmap), DOCA_SUCCESS);
+	}
+	void TearDown() override { EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS); }
+	std::array<uint8_t, 4096> memory{};
+	doca_mmap *mmap = nullptr;
+};
+
+TEST_F(NoMemory, MmapCreate)
+{
+	doca_mmap *created = nullptr;
+	const size_t failed = fail_each_allocation([&] { return doca_mmap_create(&created); },
+						   [&] { EXPECT_EQ(doca_mmap_destroy(created), DOCA_SUCCESS); });
+	EXPECT_GE(failed, 1u);
+}
+
+TEST_F(NoMemory, InventoryCreate)
+{
+	doca_buf_inventory *inventory = nullptr;
+	const size_t failed =
+	    fail_each_allocation([&] { return doca_buf_inventory_create(16, &inventory); },
+				 [&] { EXPECT_EQ(doca_buf_inventory_destroy(inventory), DOCA_SUCCESS); });
+	EXPECT_GE(failed, 2u) << "the inventory and its descriptors";
+}
+
+TEST_F(NoMemory, PoolCreate)
+{
+	doca_buf_pool *pool = nullptr;
+	const size_t failed = fail_each_allocation([&] { return doca_buf_pool_create(16, 64, mmap, &pool); },
+						   [&] { EXPECT_EQ(doca_buf_pool_destroy(pool), DOCA_SUCCESS); });
+	EXPECT_GE(failed, 1u);
+}
+
+TEST_F(NoMemory, BufArrCreateAndStart)
+{
+	doca_buf_arr *arr = nullptr;
+	EXPECT_GE(fail_each_allocation([&] { return doca_buf_arr_create(mmap, &arr); },
+				       [&] { EXPECT_EQ(doca_buf_arr_destroy(arr), DOCA_SUCCESS); }),
+		  1u);
+	ASSERT_EQ(doca_buf_arr_create(mmap, &arr), DOCA_SUCCESS);
+	ASSERT_EQ(doca_buf_arr_set_params(arr, 64, 16, 0), DOCA_SUCCESS);
+	EXPECT_GE(fail_each_allocation([&] { return doca_buf_arr_start(arr); },
+				       [&] { EXPECT_EQ(doca_buf_arr_stop(arr), DOCA_SUCCESS); }),
+		  1u);
+	EXPECT_EQ(doca_buf_arr_destroy(arr), DOCA_SUCCESS);
+}
+
+TEST_F(NoMemory, DeviceListAndOpen)
+{
+	doca_devinfo **list = nullptr;
+	uint32_t count = 0;
+	EXPECT_GE(fail_each_allocation([&] { return doca_devinfo_create_list(&list, &count); },
+				       [&] { EXPECT_EQ(doca_devinfo_destroy_list(list), DOCA_SUCCESS); }),
+		  1u);
+	ASSERT_EQ(doca_devinfo_create_list(&list, &count), DOCA_SUCCESS);
+	ASSERT_GT(count, 0u);
+	doca_dev *dev = nullptr;
+	EXPECT_GE(fail_each_allocation([&] { return doca_dev_open(list[0], &dev); },
+				       [&] { EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS); }),
+		  1u);
+	EXPECT_EQ(doca_devinfo_destroy_list(list), DOCA_SUCCESS);
+}
+
+TEST_F(NoMemory, ProgressEngineAndDmaCreate)
+{
+	doca_pe *pe = nullptr;
+	EXPECT_GE(fail_each_allocation([&] { return doca_pe_create(&pe); },
+				       [&] { EXPECT_EQ(doca_pe_destroy(pe), DOCA_SUCCESS); }),
+		  1u);
+	doca_dev *dev = sync_event_test::open_any_device();
+	ASSERT_NE(dev, nullptr);
+	doca_dma *dma = nullptr;
+	EXPECT_GE(fail_each_allocation([&] { return doca_dma_create(dev, &dma); },
+				       [&] { EXPECT_EQ(doca_dma_destroy(dma), DOCA_SUCCESS); }),
+		  1u);
+	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
+}
+
+TEST(NoMemoryLog, BackendCreationAndLogging)
+{
+	FILE *sink = std::fopen("/dev/null", "w");
+	ASSERT_NE(sink, nullptr);
+	// Unbuffered: stdio would otherwise allocate a buffer on the first write, and absorb its failure.
+	ASSERT_EQ(std::setvbuf(sink, nullptr, _IONBF, 0), 0);
+	doca_log_backend *backend = nullptr;
+	// Backends cannot be destroyed (as in DOCA): each successful run keeps one writing to /dev/null.
+	EXPECT_GE(
+	    fail_each_allocation([&] { return doca_log_backend_create_with_file(sink, &backend); }, kNothingToUndo),
+	    1u);
+	int source = 0;
+	ASSERT_EQ(doca_log_register_source("NO_MEMORY_TEST", &source), DOCA_SUCCESS);
+	EXPECT_GE(fail_each_allocation(
+		      [&] {
+			      return doca_log(DOCA_LOG_LEVEL_ERROR, source, __FILE__, __LINE__, __func__,
+					      "a record long enough not to fit in a short string: %d", 42);
+		      },
+		      kNothingToUndo),
+		  1u);
+	EXPECT_EQ(doca_log_unregister_source(source), DOCA_SUCCESS);
+}
+
+class NoMemorySyncEvent : public sync_event_test::SyncEventBase {};
+
+TEST_F(NoMemorySyncEvent, CreateAndContextStart)
+{
+	doca_sync_event *created = nullptr;
+	EXPECT_GE(fail_each_allocation([&] { return doca_sync_event_create(&created); },
+				       [&] { EXPECT_EQ(doca_sync_event_destroy(created), DOCA_SUCCESS); }),
+		  1u);
+	make_context();
+	EXPECT_GE(fail_each_allocation(
+		      [&] {
+			      const doca_error_t result = doca_ctx_start(ctx);
+			      EXPECT_EQ(ctx_started(), result == DOCA_SUCCESS);
+			      return result;
+		      },
+		      [&] { stop_ctx(); }),
+		  1u);
+}
+
+} // namespace
