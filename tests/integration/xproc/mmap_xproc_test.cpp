@@ -365,6 +365,8 @@ TEST_F(XprocMmapTest, ImportedMmapIsNotConfigurable)
 	const void *desc = nullptr;
 	size_t len = 0;
 	EXPECT_EQ(doca_mmap_export_pci(mmap, p0, &desc, &len), DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_EQ(doca_mmap_export_rdma(mmap, p0, &desc, &len), DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_EQ(doca_mmap_set_max_num_devices(mmap, 4), DOCA_ERROR_NOT_PERMITTED);
 	EXPECT_EQ(doca_mmap_stop(mmap), DOCA_ERROR_NOT_PERMITTED);
 	EXPECT_EQ(doca_mmap_start(mmap), DOCA_ERROR_NOT_PERMITTED);
 	// The device is held by the imported mmap.

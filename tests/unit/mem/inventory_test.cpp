@@ -123,6 +123,8 @@ TEST_F(Inventory, EmptyInventoryIsNoMemory)
 	doca_buf *extra = nullptr;
 	EXPECT_EQ(doca_buf_inventory_buf_get_by_addr(inventory, mmap, at(0), 8, &extra), DOCA_ERROR_NO_MEMORY);
 	EXPECT_EQ(doca_buf_inventory_buf_get_by_data(inventory, mmap, at(0), 8, &extra), DOCA_ERROR_NO_MEMORY);
+	EXPECT_EQ(doca_buf_inventory_buf_get_by_args(inventory, mmap, at(0), 8, at(0), 4, &extra),
+		  DOCA_ERROR_NO_MEMORY);
 	for (auto *buf : bufs)
 		ASSERT_EQ(doca_buf_dec_refcount(buf, nullptr), DOCA_SUCCESS);
 	EXPECT_EQ(free_elements(), 16u);
