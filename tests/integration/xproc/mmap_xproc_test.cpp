@@ -1,12 +1,12 @@
 // doca_mmap export/import and DMA across processes: the peer (host side) exports its memory and
 // sleeps; this process (DPU side) imports it and moves data with DMA tasks.
+#include "support/topology_with_caps.hpp"
 #include "xproc_fixture.hpp"
 
 #include "core/mem/mmap.hpp"
 #include "core/xproc/blob.hpp"
 #include "core/xproc/registry.hpp"
 
-#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <cstring>
@@ -573,13 +573,10 @@ TEST_F(XprocExporterTest, ImportersBeyondTheSlotsReportNoMemory)
 // Devices whose topology entry denies exports: both export calls report NOT_SUPPORTED.
 TEST(XprocExportCapabilities, DeviceWithoutExportCapabilityIsNotSupported)
 {
-	auto text = nlohmann::json::parse(softdpu::device::Topology::builtin_default_text());
-	for (auto &function : text["host"]["functions"])
-		if (function["name"] == "pf0")
-			function["caps"] = {{"mmap_export_pci", false}, {"mmap_export_rdma", false}};
-	auto parsed = softdpu::device::Topology::parse(text.dump(), "no-export-pf0.json", Side::host);
-	ASSERT_TRUE(parsed.topology) << parsed.error;
-	softdpu::device::testing::ScopedTopology scoped(parsed.topology);
+	auto topology = softdpu_test::default_topology_with_caps(
+	    Side::host, "pf0", {{"mmap_export_pci", false}, {"mmap_export_rdma", false}});
+	ASSERT_TRUE(topology);
+	softdpu::device::testing::ScopedTopology scoped(topology);
 
 	doca_dev *pf0 = open_by_pci("0b:00.0");
 	ASSERT_NE(pf0, nullptr);

@@ -8,10 +8,9 @@
 #include <numeric>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "device/topology.hpp"
 #include "support/dma_fixture.h"
+#include "support/topology_with_caps.hpp"
 
 using softdpu_test::DmaSetup;
 using softdpu_test::progress_until;
@@ -209,8 +208,9 @@ TEST_F(DmaTest, BuffersOfAnMmapWithoutTheDeviceOrReadOnlyAreRejected)
 	doca_buf *read_only_dst = nullptr;
 	ASSERT_EQ(doca_buf_inventory_buf_get_by_addr(setup.inventory, no_dev, other.data(), 100, &unmapped_dst),
 		  DOCA_SUCCESS);
-	ASSERT_EQ(doca_buf_inventory_buf_get_by_addr(setup.inventory, read_only, other.data() + 2048, 100, &read_only_dst),
-		  DOCA_SUCCESS);
+	ASSERT_EQ(
+	    doca_buf_inventory_buf_get_by_addr(setup.inventory, read_only, other.data() + 2048, 100, &read_only_dst),
+	    DOCA_SUCCESS);
 	doca_dma_task_memcpy *task = alloc(src, unmapped_dst);
 	EXPECT_EQ(doca_task_try_submit(doca_dma_task_memcpy_as_task(task)), DOCA_ERROR_INVALID_VALUE);
 	doca_dma_task_memcpy_set_dst(task, read_only_dst);
@@ -304,13 +304,10 @@ namespace {
 // A device whose topology entry has no DMA engine: every documented NOT_SUPPORTED return.
 TEST(DmaApi, DeviceWithoutDmaEngineIsNotSupported)
 {
-	auto text = nlohmann::json::parse(softdpu::device::Topology::builtin_default_text());
-	for (auto &function : text["dpu"]["functions"])
-		if (function["name"] == "p1")
-			function["caps"] = {{"dma_memcpy", false}};
-	auto parsed = softdpu::device::Topology::parse(text.dump(), "no-dma-p1.json", softdpu::device::Side::dpu);
-	ASSERT_TRUE(parsed.topology) << parsed.error;
-	softdpu::device::testing::ScopedTopology scoped(parsed.topology);
+	auto topology =
+	    softdpu_test::default_topology_with_caps(softdpu::device::Side::dpu, "p1", {{"dma_memcpy", false}});
+	ASSERT_TRUE(topology);
+	softdpu::device::testing::ScopedTopology scoped(topology);
 
 	doca_devinfo **list = nullptr;
 	uint32_t count = 0;
@@ -338,7 +335,7 @@ TEST(DmaApi, DeviceWithoutDmaEngineIsNotSupported)
 	ASSERT_EQ(doca_pe_connect_ctx(pe, doca_dma_as_ctx(dma)), DOCA_SUCCESS);
 	ASSERT_EQ(doca_dma_task_memcpy_set_conf(dma, on_success, on_error, 4), DOCA_SUCCESS);
 	EXPECT_EQ(doca_ctx_start(doca_dma_as_ctx(dma)), DOCA_ERROR_NOT_SUPPORTED)
-		<< "doca_ctx_start: a device the context does not support";
+	    << "doca_ctx_start: a device the context does not support";
 	EXPECT_EQ(doca_dma_destroy(dma), DOCA_SUCCESS);
 	EXPECT_EQ(doca_pe_destroy(pe), DOCA_SUCCESS);
 	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);

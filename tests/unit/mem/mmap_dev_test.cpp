@@ -1,12 +1,12 @@
 // doca_mmap.h with real (emulated) devices: add, remove, limits, duplicates, device users.
 #include "core/mem/mmap.hpp"
 #include "device/topology.hpp"
+#include "support/topology_with_caps.hpp"
 
 #include <doca_dev.h>
 #include <doca_mmap.h>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstdint>
@@ -85,13 +85,10 @@ TEST_F(MmapDevices, MaxDevicesReachedIsNoMemory)
 // is added first.
 TEST(MmapDeviceCapability, SmallestMaxDevicesOfItsDevicesApplies)
 {
-	auto text = nlohmann::json::parse(softdpu::device::Topology::builtin_default_text());
-	for (auto &function : text["host"]["functions"])
-		if (function["name"] == "pf0")
-			function["caps"] = {{"mmap_max_devices", 1}};
-	auto parsed = softdpu::device::Topology::parse(text.dump(), "pf0-one-device.json", softdpu::device::Side::host);
-	ASSERT_TRUE(parsed.topology) << parsed.error;
-	softdpu::device::testing::ScopedTopology scoped(parsed.topology);
+	auto topology =
+	    softdpu_test::default_topology_with_caps(softdpu::device::Side::host, "pf0", {{"mmap_max_devices", 1}});
+	ASSERT_TRUE(topology);
+	softdpu::device::testing::ScopedTopology scoped(topology);
 	doca_devinfo **list = nullptr;
 	uint32_t count = 0;
 	ASSERT_EQ(doca_devinfo_create_list(&list, &count), DOCA_SUCCESS);
