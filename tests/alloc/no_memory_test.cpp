@@ -157,7 +157,8 @@ TEST(NoMemoryLog, BackendCreationAndLogging)
 	ASSERT_EQ(doca_log_register_source("NO_MEMORY_TEST", &source), DOCA_SUCCESS);
 	EXPECT_GE(fail_each_allocation(
 		      [&] {
-			      return doca_log(DOCA_LOG_LEVEL_ERROR, source, __FILE__, __LINE__, __func__,
+			      return doca_log(DOCA_LOG_LEVEL_ERROR, source, __FILE__, __LINE__,
+					      "BackendCreationAndLogging",
 					      "a record long enough not to fit in a short string: %d", 42);
 		      },
 		      kNothingToUndo),
