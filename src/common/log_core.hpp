@@ -154,7 +154,8 @@ private:
 	uint32_t global_sdk_ = kDefaultSdkLimit;
 	bool have_sdk_backend_ = false;
 	std::atomic<uint32_t> application_most_verbose_{0};
-	std::atomic<uint32_t> sdk_most_verbose_{0};
+	// Until a program creates an SDK backend, library errors go to stderr (refresh_fast_path_locked).
+	std::atomic<uint32_t> sdk_most_verbose_{kSdkFallbackLevel};
 	RateLimiter rate_limiter_;
 };
 

@@ -3,13 +3,16 @@
 
 #include "common/sdk_log.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <new>
-#include <sstream>
 
 namespace softdpu::device {
 
@@ -142,16 +145,78 @@ std::optional<Side> side_from_environment() noexcept
 	return std::nullopt;
 }
 
+namespace {
+
+const char *file_kind(mode_t mode)
+{
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "of an unusual type";
+}
+
+// The whole file, or why it cannot be a topology file.
+std::optional<std::string> read_topology_file(int fd, std::string &error)
+{
+	struct stat info {};
+	if (::fstat(fd, &info) != 0) {
+		error = std::string("cannot stat file: ") + std::strerror(errno);
+		return std::nullopt;
+	}
+	if (S_ISDIR(info.st_mode)) {
+		error = "is a directory";
+		return std::nullopt;
+	}
+	if (!S_ISREG(info.st_mode)) {
+		error = std::string("not a regular file (") + file_kind(info.st_mode) + ")";
+		return std::nullopt;
+	}
+	const std::string too_large =
+	    "larger than " + std::to_string(Topology::kMaxFileBytes) + " bytes, the limit for a topology file";
+	if (static_cast<uint64_t>(info.st_size) > Topology::kMaxFileBytes) {
+		error = too_large;
+		return std::nullopt;
+	}
+	// The size is checked again while reading: the file may have grown since fstat.
+	std::string text;
+	char chunk[16384];
+	for (;;) {
+		const ssize_t n = ::read(fd, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			error = std::string("read error: ") + std::strerror(errno);
+			return std::nullopt;
+		}
+		if (n == 0)
+			return text;
+		if (text.size() + static_cast<size_t>(n) > Topology::kMaxFileBytes) {
+			error = too_large;
+			return std::nullopt;
+		}
+		text.append(chunk, static_cast<size_t>(n));
+	}
+}
+
+} // namespace
+
 Topology::ParseResult Topology::load_file(const std::string &path, Side side)
 {
-	std::ifstream in(path, std::ios::binary);
-	if (!in)
+	// O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused right after).
+	const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return {nullptr, path + ": cannot open file: " + std::strerror(errno)};
-	std::ostringstream text;
-	text << in.rdbuf();
-	if (in.bad())
-		return {nullptr, path + ": read error"};
-	return parse(text.str(), path, side);
+	std::string error;
+	std::optional<std::string> text = read_topology_file(fd, error);
+	::close(fd);
+	if (!text)
+		return {nullptr, path + ": " + error};
+	return parse(*text, path, side);
 }
 
 Topology::ParseResult Topology::builtin_default(Side side)
@@ -177,34 +242,39 @@ ProcessTopology &process_topology() noexcept
 	return state;
 }
 
-void load_process_topology(ProcessTopology &state) noexcept
+// Runs once per process (under call_once). Running out of memory throws std::bad_alloc out of it
+// so that call_once does not count the run: a later call tries again.
+void load_process_topology(ProcessTopology &state)
 {
-	try {
-		std::optional<Side> side = side_from_environment();
-		Topology::ParseResult result;
-		if (!side) {
-			result.error = std::string("SOFTDPU_SIDE: expected \"host\" or \"dpu\", got \"") +
-				       std::getenv("SOFTDPU_SIDE") + "\"";
-		} else if (const char *path = std::getenv("SOFTDPU_TOPOLOGY"); path != nullptr && *path != '\0') {
-			result = Topology::load_file(path, *side);
-		} else {
-			result = Topology::builtin_default(*side);
-		}
-		state.topology = std::move(result.topology);
-		state.error = std::move(result.error);
-	} catch (const std::bad_alloc &) {
-		state.topology = nullptr;
-		state.error = "out of memory while loading the topology";
+	std::optional<Side> side = side_from_environment();
+	Topology::ParseResult result;
+	if (!side) {
+		result.error = std::string("SOFTDPU_SIDE: expected \"host\" or \"dpu\", got \"") +
+			       std::getenv("SOFTDPU_SIDE") + "\"";
+	} else if (const char *path = std::getenv("SOFTDPU_TOPOLOGY"); path != nullptr && *path != '\0') {
+		result = Topology::load_file(path, *side);
+	} else {
+		result = Topology::builtin_default(*side);
 	}
+	if (result.out_of_memory)
+		throw std::bad_alloc();
+	state.topology = std::move(result.topology);
+	state.error = std::move(result.error);
 	if (!state.topology)
 		SDK_LOG_ERR("failed to load the emulated device topology: %s", state.error.c_str());
 	state.fast.store(state.topology.get(), std::memory_order_release);
 }
 
-ProcessTopology &loaded_process_topology() noexcept
+ProcessTopology &loaded_process_topology(bool *out_of_memory = nullptr) noexcept
 {
 	ProcessTopology &state = process_topology();
-	std::call_once(state.once, load_process_topology, std::ref(state));
+	try {
+		std::call_once(state.once, load_process_topology, std::ref(state));
+	} catch (const std::bad_alloc &) {
+		SDK_LOG_ERR("failed to load the emulated device topology: out of memory (will try again)");
+		if (out_of_memory != nullptr)
+			*out_of_memory = true;
+	}
 	return state;
 }
 
@@ -230,9 +300,9 @@ const Topology *Topology::current() noexcept
 	return loaded_process_topology().fast.load(std::memory_order_acquire);
 }
 
-std::shared_ptr<const Topology> Topology::current_shared() noexcept
+std::shared_ptr<const Topology> Topology::current_shared(bool *out_of_memory) noexcept
 {
-	ProcessTopology &state = loaded_process_topology();
+	ProcessTopology &state = loaded_process_topology(out_of_memory);
 	std::lock_guard lock(state.mutex);
 	return state.topology;
 }

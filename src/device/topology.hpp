@@ -114,9 +114,10 @@ struct Representor {
 class Topology {
 public:
 	// The process topology, loaded on first use from SOFTDPU_TOPOLOGY (or the built-in default)
-	// and seen from SOFTDPU_SIDE. Thread-safe. Null when loading failed; see current_error().
+	// and seen from SOFTDPU_SIDE. Thread-safe. Null when loading failed; see current_error(). A load
+	// that ran out of memory is not remembered (*out_of_memory is set): the next call tries again.
 	static const Topology *current() noexcept;
-	static std::shared_ptr<const Topology> current_shared() noexcept;
+	static std::shared_ptr<const Topology> current_shared(bool *out_of_memory = nullptr) noexcept;
 	// Why current() is null: "<file>: <json path>: <reason>". Empty after a successful load.
 	static const std::string &current_error() noexcept;
 
@@ -124,9 +125,13 @@ public:
 	// source names the text in error messages (a file path, or "<built-in>").
 	struct ParseResult {
 		std::shared_ptr<const Topology> topology;
-		std::string error; // set exactly when topology is null
+		std::string error;          // set exactly when topology is null
+		bool out_of_memory = false; // the text may be fine: memory ran out while reading it
 	};
 	static ParseResult parse(std::string_view text, std::string_view source, Side side);
+	// Reads a regular file of at most kMaxFileBytes, then parses it; anything else (a directory, a
+	// FIFO, /dev/zero, a larger file) is refused without reading it all.
+	static constexpr size_t kMaxFileBytes = 1 << 20;
 	static ParseResult load_file(const std::string &path, Side side);
 	static ParseResult builtin_default(Side side);
 	// The JSON text of the built-in default topology (also shown by docs/topology.md).

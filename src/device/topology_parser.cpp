@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -24,6 +25,9 @@ constexpr size_t kMaxIfaceLength = 15; // Linux IFNAMSIZ - 1 (DOCA's buffer is l
 constexpr size_t kMaxVuidLength = 127; // DOCA_DEVINFO_VUID_SIZE - 1
 constexpr size_t kMaxNesting = 64;     // deeper documents are rejected before parsing
 constexpr size_t kMaxFunctions = 4096;
+constexpr size_t kMaxRepresentors = 4096;
+constexpr uint64_t kMinLid = 0x0001; // unicast LIDs; 0 is reserved and 0xC000.. are multicast
+constexpr uint64_t kMaxLid = 0xbfff;
 
 struct TopologyError : std::runtime_error {
 	TopologyError(std::string path_, const std::string &reason) : std::runtime_error(reason), path(std::move(path_))
@@ -37,12 +41,13 @@ struct TopologyError : std::runtime_error {
 	throw TopologyError(path, reason);
 }
 
-std::string shown(std::string_view text)
+// Keeps messages readable (and printable) whatever bytes the file holds: at most `limit` bytes of
+// text, with bytes outside printable ASCII, and those in `also`, as \xNN.
+std::string printable(std::string_view text, size_t limit, std::string_view also)
 {
-	// Keeps messages readable (and printable) whatever bytes the file holds.
-	std::string out = "\"";
-	for (unsigned char c : text.substr(0, 80)) {
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+	std::string out;
+	for (unsigned char c : text.substr(0, limit)) {
+		if (c >= 0x20 && c < 0x7f && also.find(static_cast<char>(c)) == std::string_view::npos) {
 			out += static_cast<char>(c);
 		} else {
 			char escaped[8];
@@ -50,14 +55,33 @@ std::string shown(std::string_view text)
 			out += escaped;
 		}
 	}
-	if (text.size() > 80)
+	if (text.size() > limit)
 		out += "...";
-	return out + "\"";
+	return out;
+}
+
+std::string shown(std::string_view text)
+{
+	return "\"" + printable(text, 80, "\"\\") + "\"";
 }
 
 const char *type_name(const json &value)
 {
 	return value.type_name();
+}
+
+bool is_key_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// ".key" for the schema's plain keys; anything else as ["key"], escaped and truncated like a value,
+// so a path never carries raw bytes from the file into a log.
+std::string member_segment(std::string_view key)
+{
+	if (!key.empty() && key.size() <= kMaxNameLength && std::all_of(key.begin(), key.end(), is_key_char))
+		return "." + std::string(key);
+	return "[" + shown(key) + "]";
 }
 
 // Rejects pathological nesting up front so neither the JSON library nor we recurse deeply.
@@ -83,7 +107,7 @@ public:
 	}
 
 	const std::string &path() const { return path_; }
-	std::string member_path(std::string_view key) const { return path_ + "." + std::string(key); }
+	std::string member_path(std::string_view key) const { return path_ + member_segment(key); }
 	bool has(const char *key) const { return value_.contains(key); }
 	const json &raw(const char *key) const { return value_.at(key); }
 
@@ -110,7 +134,9 @@ public:
 		return member.get<bool>();
 	}
 
-	std::optional<uint64_t> unsigned_integer(const char *key, uint64_t min, uint64_t max) const
+	// `why`, when given, explains the range in the out-of-range message.
+	std::optional<uint64_t> unsigned_integer(const char *key, uint64_t min, uint64_t max,
+						 const char *why = nullptr) const
 	{
 		if (!has(key))
 			return std::nullopt;
@@ -123,7 +149,8 @@ public:
 		uint64_t number = member.get<uint64_t>();
 		if (number < min || number > max)
 			fail(member_path(key), "value " + std::to_string(number) + " out of range [" +
-						   std::to_string(min) + ", " + std::to_string(max) + "]");
+						   std::to_string(min) + ", " + std::to_string(max) + "]" +
+						   (why != nullptr ? std::string(" (") + why + ")" : std::string()));
 		return number;
 	}
 
@@ -183,6 +210,21 @@ PciAddress parse_pci(const std::string &path, const std::string &text)
 	return *address;
 }
 
+std::string format_mac(const MacAddress &mac)
+{
+	char text[18];
+	std::snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+		      mac[5]);
+	return text;
+}
+
+template <size_t N> std::string format_ip(const std::array<uint8_t, N> &address)
+{
+	char text[INET6_ADDRSTRLEN];
+	inet_ntop(N == 4 ? AF_INET : AF_INET6, address.data(), text, sizeof(text));
+	return text;
+}
+
 MacAddress parse_mac(const std::string &path, const std::string &text)
 {
 	MacAddress mac{};
@@ -207,6 +249,14 @@ MacAddress parse_mac(const std::string &path, const std::string &text)
 	if (!ok)
 		fail(path,
 		     "invalid MAC address " + shown(text) + " (expected six hex octets like \"02:00:00:00:00:01\")");
+	// A port's own address is a unicast one.
+	const std::string prefix = "MAC address " + shown(text);
+	if (mac == MacAddress{})
+		fail(path, prefix + " is all zeros");
+	if (mac == MacAddress{0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+		fail(path, prefix + " is the broadcast address");
+	if (mac[0] & 0x01)
+		fail(path, prefix + " is a multicast address (group bit set in the first octet)");
 	return mac;
 }
 
@@ -215,6 +265,14 @@ Ipv4Address parse_ipv4(const std::string &path, const std::string &text)
 	Ipv4Address address{};
 	if (text.find('\0') != std::string::npos || inet_pton(AF_INET, text.c_str(), address.data()) != 1)
 		fail(path, "invalid IPv4 address " + shown(text) + " (expected dotted quad like \"192.168.100.1\")");
+	// An interface address is a unicast one.
+	const std::string prefix = "IPv4 address " + shown(text);
+	if (address == Ipv4Address{})
+		fail(path, prefix + " is the unspecified address");
+	if (address == Ipv4Address{255, 255, 255, 255})
+		fail(path, prefix + " is the limited broadcast address");
+	if ((address[0] & 0xf0) == 0xe0)
+		fail(path, prefix + " is a multicast address (224.0.0.0/4)");
 	return address;
 }
 
@@ -223,7 +281,32 @@ Ipv6Address parse_ipv6(const std::string &path, const std::string &text)
 	Ipv6Address address{};
 	if (text.find('\0') != std::string::npos || inet_pton(AF_INET6, text.c_str(), address.data()) != 1)
 		fail(path, "invalid IPv6 address " + shown(text));
+	const std::string prefix = "IPv6 address " + shown(text);
+	if (address == Ipv6Address{})
+		fail(path, prefix + " is the unspecified address");
+	if (address[0] == 0xff)
+		fail(path, prefix + " is a multicast address (ff00::/8)");
 	return address;
+}
+
+// File paths are handed to open() and QEMU: an embedded NUL would cut them short, and control
+// characters are never meant.
+void check_file_path(const std::string &path, const std::string &value)
+{
+	if (value.empty())
+		fail(path, "empty path");
+	for (unsigned char c : value)
+		if (c < 0x20 || c == 0x7f)
+			fail(path, "path " + shown(value) + " contains a control character");
+}
+
+// "host PF", "DPU SF", ...: how messages name a kind of function.
+std::string function_kind(Side side, FuncType type)
+{
+	std::string kind = side == Side::host ? "host " : "DPU ";
+	for (const char *c = to_string(type); *c != '\0'; ++c)
+		kind += static_cast<char>(*c - 'a' + 'A');
+	return kind;
 }
 
 void read_caps(const json &value, const std::string &path, Capabilities &caps)
@@ -257,6 +340,27 @@ void read_caps(const json &value, const std::string &path, Capabilities &caps)
 		caps.mmap_max_devices = static_cast<uint32_t>(*v);
 }
 
+// Representors and hot-plug belong to the eswitch managers, the DPU PFs (docs/topology.md); other
+// functions default to false and must not claim them.
+void check_manager_caps(const std::string &caps_path, Side side, FuncType type, const Capabilities &caps)
+{
+	const std::pair<const char *, bool> manager_caps[] = {{"hotplug_manager", caps.hotplug_manager},
+							      {"rep_filter_all", caps.rep_filter_all},
+							      {"rep_filter_net", caps.rep_filter_net},
+							      {"rep_filter_emulated", caps.rep_filter_emulated}};
+	if (side != Side::dpu || type != FuncType::pf)
+		for (const auto &[key, value] : manager_caps)
+			if (value)
+				fail(caps_path + member_segment(key),
+				     std::string("only a DPU PF manages representors and hot-plug, not a ") +
+					 function_kind(side, type));
+	// doca_devinfo_rep_cap_is_filter_all_supported: true means at least one kind is supported.
+	if (caps.rep_filter_all && !caps.rep_filter_net && !caps.rep_filter_emulated)
+		fail(caps_path + member_segment("rep_filter_all"),
+		     "rep_filter_all is true but rep_filter_net and rep_filter_emulated are both false (a device "
+		     "that lists all representors supports at least one kind)");
+}
+
 } // namespace
 
 // Builds a Topology in two passes: read every entry, then resolve names and check consistency.
@@ -288,10 +392,11 @@ public:
 		if (root.has("dpu")) {
 			ObjectReader dpu(root.raw("dpu"), "$.dpu", {"functions", "representors"});
 			read_functions(dpu, Side::dpu);
-			if (const json *reps = dpu.array("representors", false))
-				for (size_t i = 0; i < reps->size(); ++i)
-					read_representor((*reps)[i], "$.dpu.representors[" + std::to_string(i) + "]");
+			read_entries(
+			    dpu, "representors", topology_->representors_, kMaxRepresentors,
+			    [&](const json &value, const std::string &path) { read_representor(value, path); });
 		}
+		index_names();
 		resolve_parents();
 		resolve_representors();
 		check_uniqueness();
@@ -302,18 +407,27 @@ public:
 	}
 
 private:
+	// Reads each element of the array object.key, refusing more than `limit` entries in all (both
+	// sides count towards the limit on functions).
+	template <typename Entries, typename Read>
+	static void read_entries(const ObjectReader &object, const char *key, const Entries &entries, size_t limit,
+				 Read read)
+	{
+		const json *array = object.array(key, false);
+		if (array == nullptr)
+			return;
+		const std::string path = object.member_path(key);
+		for (size_t i = 0; i < array->size(); ++i) {
+			if (entries.size() >= limit)
+				fail(path, "more than " + std::to_string(limit) + " " + key);
+			read((*array)[i], path + "[" + std::to_string(i) + "]");
+		}
+	}
+
 	void read_functions(const ObjectReader &side_object, Side side)
 	{
-		const json *functions = side_object.array("functions", false);
-		if (functions == nullptr)
-			return;
-		for (size_t i = 0; i < functions->size(); ++i) {
-			if (topology_->functions_.size() >= kMaxFunctions)
-				fail(side_object.member_path("functions"),
-				     "more than " + std::to_string(kMaxFunctions) + " functions");
-			read_function((*functions)[i], side,
-				      side_object.path() + ".functions[" + std::to_string(i) + "]");
-		}
+		read_entries(side_object, "functions", topology_->functions_, kMaxFunctions,
+			     [&](const json &value, const std::string &path) { read_function(value, side, path); });
 	}
 
 	void read_function(const json &value, Side side, const std::string &path)
@@ -351,12 +465,6 @@ private:
 		}
 		function->vuid = *reader.string("vuid", true);
 		check_identifier(reader.member_path("vuid"), function->vuid, kMaxVuidLength, "vuid");
-		if (auto mac = reader.string("mac", false))
-			function->mac = parse_mac(reader.member_path("mac"), *mac);
-		if (auto ipv4 = reader.string("ipv4", false))
-			function->ipv4 = parse_ipv4(reader.member_path("ipv4"), *ipv4);
-		if (auto ipv6 = reader.string("ipv6", false))
-			function->ipv6 = parse_ipv6(reader.member_path("ipv6"), *ipv6);
 		if (auto layer = reader.string("link_layer", false)) {
 			if (*layer == "ethernet")
 				function->link_layer = LinkLayer::ethernet;
@@ -367,16 +475,33 @@ private:
 				     "unknown link layer " + shown(*layer) +
 					 " (expected \"ethernet\" or \"infiniband\")");
 		}
-		if (auto lid = reader.unsigned_integer("lid", 0, 0xffff)) {
-			if (function->link_layer != LinkLayer::infiniband)
+		const bool infiniband = function->link_layer == LinkLayer::infiniband;
+		if (auto lid =
+			reader.unsigned_integer("lid", kMinLid, kMaxLid, "a port LID is unicast, 0x0001..0xbfff")) {
+			if (!infiniband)
 				fail(reader.member_path("lid"), "a LID needs \"link_layer\": \"infiniband\"");
 			function->lid = static_cast<uint16_t>(*lid);
+		} else if (infiniband) {
+			// doca_devinfo_get_lid must have a LID to return.
+			fail(reader.member_path("lid"), "missing required key (an InfiniBand port has a LID)");
 		}
+		if (auto mac = reader.string("mac", false)) {
+			if (infiniband)
+				fail(reader.member_path("mac"),
+				     "an InfiniBand function has no MAC address (MACs are Ethernet/RoCE only)");
+			function->mac = parse_mac(reader.member_path("mac"), *mac);
+		}
+		if (auto ipv4 = reader.string("ipv4", false))
+			function->ipv4 = parse_ipv4(reader.member_path("ipv4"), *ipv4);
+		if (auto ipv6 = reader.string("ipv6", false))
+			function->ipv6 = parse_ipv6(reader.member_path("ipv6"), *ipv6);
 		if (auto available = reader.boolean("available"))
 			function->available = *available;
 		function->caps = default_capabilities(side, function->type);
-		if (reader.has("caps"))
+		if (reader.has("caps")) {
 			read_caps(reader.raw("caps"), reader.member_path("caps"), function->caps);
+			check_manager_caps(reader.member_path("caps"), side, function->type, function->caps);
+		}
 		paths_[function.get()] = path;
 		topology_->functions_.push_back(std::move(function));
 	}
@@ -394,11 +519,9 @@ private:
 				 " (expected auto, qemu_shared_ram, raw, elf_core or lime)");
 		source.kind = *parsed;
 		source.path = *reader.string("path", true);
-		if (source.path.empty())
-			fail(reader.member_path("path"), "empty path");
+		check_file_path(reader.member_path("path"), source.path);
 		if (auto qmp = reader.string("qmp", false)) {
-			if (qmp->empty())
-				fail(reader.member_path("qmp"), "empty path");
+			check_file_path(reader.member_path("qmp"), *qmp);
 			if (source.kind != MemoryKind::qemu_shared_ram && source.kind != MemoryKind::automatic)
 				fail(reader.member_path("qmp"), "a QMP socket only goes with kind \"qemu_shared_ram\"");
 			source.qmp_socket = *qmp;
@@ -455,12 +578,18 @@ private:
 		topology_->representors_.push_back(std::move(rep));
 	}
 
-	Function *find_function(const std::string &name) const
+	// Names resolve through an index: up to 4096 functions and as many representors each name
+	// one or two of them. A repeated name keeps its first function; check_uniqueness reports it.
+	void index_names()
 	{
 		for (const auto &function : topology_->functions_)
-			if (function->name == name)
-				return function.get();
-		return nullptr;
+			by_name_.emplace(function->name, function.get());
+	}
+
+	Function *find_function(const std::string &name) const
+	{
+		auto it = by_name_.find(name);
+		return it != by_name_.end() ? it->second : nullptr;
 	}
 
 	void resolve_parents()
@@ -488,40 +617,66 @@ private:
 			if (manager->side != Side::dpu || manager->type != FuncType::pf)
 				fail(pending.path, "manager " + shown(pending.name) + " is not a DPU PF");
 			pending.object->manager = manager;
+			check_manager_lists(*pending.object, pending.path);
 		}
-		std::set<const Function *> represented;
+		std::map<const Function *, const Representor *> representor_of;
 		for (const auto &pending : pending_functions_) {
 			Representor &rep = *pending.object;
 			const Function *function = find_function(pending.name);
 			if (function == nullptr)
 				fail(pending.path, "function " + shown(pending.name) + " does not exist");
-			if (function->side == Side::dpu && function->type != FuncType::sf)
-				fail(pending.path,
-				     "function " + shown(pending.name) +
-					 " is a DPU PF/VF; representors stand for host functions and DPU SFs");
+			// The Core guide's model: a representor per host PF/VF, and one per DPU SF.
+			const bool sf = function->type == FuncType::sf;
+			if (function->side == Side::host ? sf : !sf)
+				fail(pending.path, "function " + shown(pending.name) + " is a " +
+						       function_kind(function->side, function->type) +
+						       "; representors stand for host PFs/VFs and DPU SFs");
 			if (function->side == Side::dpu && function->parent != rep.manager)
 				fail(pending.path, "DPU SF " + shown(pending.name) + " belongs to " +
 						       shown(function->parent->name) + ", not to manager " +
 						       shown(rep.manager->name));
-			if (!represented.insert(function).second)
+			if (!representor_of.emplace(function, &rep).second)
 				fail(pending.path, "function " + shown(pending.name) + " already has a representor");
 			rep.represents = function;
 			rep.type = function->type;
 			rep.pci = function->pci;
 			rep.vuid = function->vuid;
 		}
-		// A host VF sits on the same port as its PF, so the same DPU PF must manage both.
+		// A host VF sits on the same port as its PF, so the DPU PF that manages the PF's
+		// representor must manage the VF's too; without the PF's there is no port to match.
 		for (const auto &rep : topology_->representors_) {
 			const Function *function = rep->represents;
-			if (function == nullptr || function->side != Side::host || function->parent == nullptr)
+			if (function == nullptr || function->side != Side::host || function->type != FuncType::vf)
 				continue;
-			for (const auto &other : topology_->representors_)
-				if (other->represents == function->parent && other->manager != rep->manager)
-					fail(rep_paths_.at(rep.get()) + ".manager",
-					     "host VF " + shown(function->name) + " is managed by " +
-						 shown(rep->manager->name) + " but its PF " +
-						 shown(function->parent->name) + " by " + shown(other->manager->name));
+			const std::string &path = rep_paths_.at(rep.get());
+			auto pf = representor_of.find(function->parent);
+			if (pf == representor_of.end())
+				fail(path + ".function", "host VF " + shown(function->name) +
+							     " has a representor but its PF " +
+							     shown(function->parent->name) + " has none");
+			if (pf->second->manager != rep->manager)
+				fail(path + ".manager", "host VF " + shown(function->name) + " is managed by " +
+							    shown(rep->manager->name) + " but its PF " +
+							    shown(function->parent->name) + " by " +
+							    shown(pf->second->manager->name));
 		}
+	}
+
+	// A representor its manager could never list, or a hot-plugged one under a manager that cannot
+	// hot-plug, would silently vanish from doca_devinfo_rep_create_list: refuse it instead.
+	void check_manager_lists(const Representor &rep, const std::string &manager_path) const
+	{
+		const Function &manager = *rep.manager;
+		const bool listed = rep.is_emulated() ? manager.caps.rep_filter_emulated : manager.caps.rep_filter_net;
+		if (!listed)
+			fail(manager_path,
+			     "manager " + shown(manager.name) + " does not list " +
+				 (rep.is_emulated() ? "emulated representors (its rep_filter_emulated is false)"
+						    : "net representors (its rep_filter_net is false)"));
+		if (rep.hotplug && !manager.caps.hotplug_manager)
+			fail(rep_paths_.at(&rep) + ".hotplug",
+			     "manager " + shown(manager.name) +
+				 " is not a hotplug manager (its hotplug_manager is false)");
 	}
 
 	template <typename Key>
@@ -537,6 +692,10 @@ private:
 	{
 		std::map<std::string, std::string> names, vuids, host_ibdevs, dpu_ibdevs, host_ifaces, dpu_ifaces;
 		std::map<std::pair<int, PciAddress>, std::string> pcis;
+		// Addresses are unique in the whole file: host and DPU share the network.
+		std::map<MacAddress, std::string> macs;
+		std::map<Ipv4Address, std::string> ipv4s;
+		std::map<Ipv6Address, std::string> ipv6s;
 		for (const auto &function : topology_->functions_) {
 			const std::string &path = paths_.at(function.get());
 			const bool host = function->side == Side::host;
@@ -550,6 +709,15 @@ private:
 			if (function->type != FuncType::sf)
 				check_unique(pcis, std::make_pair(static_cast<int>(function->side), function->pci),
 					     path + ".pci", "PCI address", function->pci.to_string());
+			if (function->mac)
+				check_unique(macs, *function->mac, path + ".mac", "MAC address",
+					     format_mac(*function->mac));
+			if (function->ipv4)
+				check_unique(ipv4s, *function->ipv4, path + ".ipv4", "IPv4 address",
+					     format_ip(*function->ipv4));
+			if (function->ipv6)
+				check_unique(ipv6s, *function->ipv6, path + ".ipv6", "IPv6 address",
+					     format_ip(*function->ipv6));
 		}
 		for (const auto &rep : topology_->representors_) {
 			const std::string &path = rep_paths_.at(rep.get());
@@ -577,25 +745,100 @@ private:
 	std::vector<Pending<Representor>> pending_functions_;
 	std::map<const Function *, std::string> paths_;
 	std::map<const Representor *, std::string> rep_paths_;
+	std::map<std::string_view, Function *> by_name_;
 };
+
+namespace {
+
+// Sees the document as the parser reads it and refuses a key repeated in one object, which
+// nlohmann would otherwise resolve silently (the last one wins). Keeps the path of where the
+// parser is, for the message.
+class DuplicateKeyCheck {
+public:
+	bool operator()(int, json::parse_event_t event, json &parsed)
+	{
+		switch (event) {
+		case json::parse_event_t::object_start:
+		case json::parse_event_t::array_start:
+			frames_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
+			break;
+		case json::parse_event_t::key: {
+			Frame &frame = frames_.back();
+			frame.key = parsed.get<std::string>();
+			if (!frame.keys.insert(frame.key).second)
+				fail(path(), "duplicate key");
+			break;
+		}
+		case json::parse_event_t::object_end:
+		case json::parse_event_t::array_end:
+			frames_.pop_back();
+			[[fallthrough]];
+		case json::parse_event_t::value:
+			if (!frames_.empty() && !frames_.back().object)
+				++frames_.back().index; // an array element is complete
+			break;
+		}
+		return true;
+	}
+
+private:
+	struct Frame {
+		bool object;
+		std::set<std::string> keys; // objects: the keys seen so far
+		std::string key;            // objects: the member being read
+		size_t index;               // arrays: the element being read
+	};
+
+	std::string path() const
+	{
+		std::string out = "$";
+		for (const Frame &frame : frames_)
+			out += frame.object ? member_segment(frame.key) : "[" + std::to_string(frame.index) + "]";
+		return out;
+	}
+
+	std::vector<Frame> frames_;
+};
+
+// "invalid JSON at line L, column C: <nlohmann's reason>", printable and bounded: the reason
+// quotes the text last read, which may be anything.
+std::string syntax_error(std::string_view text, const json::parse_error &error)
+{
+	// nlohmann's byte is 1-based: the position of the last character read.
+	const size_t at = std::min<size_t>(error.byte > 0 ? error.byte - 1 : 0, text.size());
+	const std::string_view before = text.substr(0, at);
+	const size_t line = 1 + static_cast<size_t>(std::count(before.begin(), before.end(), '\n'));
+	const size_t line_start = before.rfind('\n');
+	const size_t column = at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+	std::string_view reason = error.what();
+	// Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: ".
+	if (size_t start = reason.find("syntax error"); start != std::string_view::npos)
+		reason = reason.substr(start);
+	return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(column) + ": " +
+	       printable(reason, 160, {});
+}
+
+} // namespace
 
 Topology::ParseResult Topology::parse(std::string_view text, std::string_view source, Side side)
 {
 	const std::string source_name(source);
 	try {
+		if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+			fail("$", "invalid JSON: the document is empty");
 		check_nesting(text);
 		json document;
 		try {
-			document = json::parse(text.begin(), text.end());
+			document = json::parse(text.begin(), text.end(), DuplicateKeyCheck());
 		} catch (const json::parse_error &error) {
-			return {nullptr, source_name + ": $: invalid JSON: " + error.what()};
+			fail("$", syntax_error(text, error));
 		}
 		TopologyBuilder builder(side, source);
 		return {builder.build(document), {}};
 	} catch (const TopologyError &error) {
 		return {nullptr, source_name + ": " + error.path + ": " + error.what()};
 	} catch (const std::bad_alloc &) {
-		return {nullptr, source_name + ": out of memory"};
+		return {nullptr, source_name + ": out of memory", true};
 	} catch (const std::exception &error) {
 		return {nullptr, source_name + ": " + error.what()};
 	}

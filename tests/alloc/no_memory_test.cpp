@@ -186,3 +186,28 @@ TEST_F(NoMemorySyncEvent, CreateAndContextStart)
 }
 
 } // namespace
+
+namespace {
+
+// Running out of memory while the process loads its topology (at the first device call) is
+// reported as NO_MEMORY and not remembered: the next call loads it. Tried in a fresh process (the
+// "threadsafe" death test style re-runs this test alone), where nothing has loaded it yet.
+TEST(NoMemoryTopology, FirstLoadIsTriedAgain)
+{
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_EXIT(
+	    {
+		    doca_devinfo **list = nullptr;
+		    uint32_t count = 0;
+		    fail_allocation(0);
+		    const doca_error_t first = doca_devinfo_create_list(&list, &count);
+		    const bool reached = !clear_allocation_failure();
+		    const doca_error_t second = doca_devinfo_create_list(&list, &count);
+		    std::fprintf(stderr, "first %s, second %s, %u devices\n", doca_error_get_name(first),
+				 doca_error_get_name(second), count);
+		    std::exit(reached && first == DOCA_ERROR_NO_MEMORY && second == DOCA_SUCCESS && count > 0 ? 0 : 1);
+	    },
+	    ::testing::ExitedWithCode(0), "first DOCA_ERROR_NO_MEMORY, second DOCA_SUCCESS");
+}
+
+} // namespace

@@ -51,23 +51,26 @@ void fail_next_allocations(int count) noexcept
 }
 } // namespace testing
 
-DeviceTable *DeviceTable::current() noexcept
+DeviceTable *DeviceTable::current(doca_error_t *error) noexcept
 {
-	std::shared_ptr<const device::Topology> topology = device::Topology::current_shared();
-	if (!topology)
+	bool out_of_memory = false;
+	std::shared_ptr<const device::Topology> topology = device::Topology::current_shared(&out_of_memory);
+	if (!topology) {
+		*error = out_of_memory ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_NOT_FOUND;
 		return nullptr;
+	}
 	TableRegistry &registry = table_registry();
 	std::lock_guard lock(registry.mutex);
-	auto &table = registry.tables[topology.get()];
-	if (!table) {
-		try {
+	try {
+		auto &table = registry.tables[topology.get()];
+		if (!table)
 			table = std::make_unique<DeviceTable>(topology);
-		} catch (const std::bad_alloc &) {
-			registry.tables.erase(topology.get());
-			return nullptr;
-		}
+		return table.get();
+	} catch (const std::bad_alloc &) {
+		registry.tables.erase(topology.get()); // no half-made table stays behind
+		*error = DOCA_ERROR_NO_MEMORY;
+		return nullptr;
 	}
-	return table.get();
 }
 
 DeviceTable::DeviceTable(std::shared_ptr<const device::Topology> topology) : topology_(std::move(topology))

@@ -120,7 +120,8 @@ namespace softdpu::dev {
 class DeviceTable {
 public:
 	// The table of the current process topology; null when the topology failed to load.
-	static DeviceTable *current() noexcept;
+	// The table of the current topology; null with *error set (NOT_FOUND: no topology, NO_MEMORY).
+	static DeviceTable *current(doca_error_t *error) noexcept;
 
 	explicit DeviceTable(std::shared_ptr<const device::Topology> topology);
 	DeviceTable(const DeviceTable &) = delete;

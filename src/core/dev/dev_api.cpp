@@ -55,11 +55,13 @@ doca_error_t doca_devinfo_create_list(doca_devinfo ***dev_list, uint32_t *nb_dev
 {
 	if (dev_list == nullptr || nb_devs == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	DeviceTable *table = DeviceTable::current();
+	doca_error_t error = DOCA_SUCCESS;
+	DeviceTable *table = DeviceTable::current(&error);
 	if (table == nullptr) {
-		// The emulated equivalent of "failed to get RDMA devices list".
-		SDK_LOG_ERR("no device list: %s", softdpu::device::Topology::current_error().c_str());
-		return DOCA_ERROR_NOT_FOUND;
+		// NOT_FOUND is the emulated equivalent of "failed to get RDMA devices list".
+		if (error == DOCA_ERROR_NOT_FOUND)
+			SDK_LOG_ERR("no device list: %s", softdpu::device::Topology::current_error().c_str());
+		return error;
 	}
 	return table->create_list(dev_list, nb_devs);
 }

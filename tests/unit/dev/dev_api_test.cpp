@@ -8,6 +8,8 @@
 
 #include <array>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -597,6 +599,39 @@ TEST_F(DevApi, MissingPropertiesReportTheDocumentedErrors)
 	ASSERT_EQ(doca_devinfo_get_lid(ib0, &lid), DOCA_SUCCESS);
 	EXPECT_EQ(lid, 42);
 	EXPECT_FALSE(vf0->caps().dma_memcpy);
+}
+
+TEST_F(DevApi, EthernetFunctionWithoutMacReportsNotSupported)
+{
+	// A MAC is optional on Ethernet: without one the getter says NOT_SUPPORTED, as on InfiniBand.
+	auto parsed = Topology::parse(R"({ "host": { "functions": [
+		{ "name": "a", "type": "pf", "pci": "01:00.0", "ibdev": "mlx5_0", "vuid": "A",
+		  "link_layer": "ethernet" } ] } })",
+				      "no-mac", Side::host);
+	ASSERT_TRUE(parsed.topology) << parsed.error;
+	use(parsed.topology);
+	std::array<uint8_t, DOCA_DEVINFO_MAC_ADDR_SIZE> mac{0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa};
+	EXPECT_EQ(doca_devinfo_get_mac_addr(list_[0], mac.data(), mac.size()), DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_EQ(mac[0], 0xaa); // untouched
+}
+
+// The process topology is loaded once, so a bad SOFTDPU_SIDE is tried in a fresh process: the
+// "threadsafe" death test style re-runs this test alone in a new one. The reason reaches stderr
+// through the SDK log, which a fresh process writes there until it creates an SDK backend.
+TEST(DevProcessTopology, InvalidSideLeavesNoDevicesAndSaysWhy)
+{
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_EXIT(
+	    {
+		    setenv("SOFTDPU_SIDE", "sideways", 1);
+		    doca_devinfo **list = nullptr;
+		    uint32_t n = 0;
+		    const doca_error_t result = doca_devinfo_create_list(&list, &n);
+		    std::exit(result == DOCA_ERROR_NOT_FOUND && Topology::current() == nullptr ? 0 : 1);
+	    },
+	    ::testing::ExitedWithCode(0),
+	    "failed to load the emulated device topology: SOFTDPU_SIDE: expected \"host\" or \"dpu\", got "
+	    "\"sideways\"");
 }
 
 TEST_F(DevApi, ConcurrentOpensShareOneDevice)

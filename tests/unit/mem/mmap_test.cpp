@@ -325,9 +325,17 @@ TEST_F(StartedMmap, ExportChecksItsInput)
 	EXPECT_EQ(doca_mmap_export_pci(mmap, fake_dev(), nullptr, &len), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_mmap_export_pci(mmap, fake_dev(), &desc, nullptr), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_mmap_export_rdma(mmap, nullptr, &desc, &len), DOCA_ERROR_INVALID_VALUE);
-	// The device was never added.
-	EXPECT_EQ(doca_mmap_export_pci(mmap, fake_dev(), &desc, &len), DOCA_ERROR_NOT_FOUND);
-	EXPECT_EQ(doca_mmap_export_rdma(mmap, fake_dev(), &desc, &len), DOCA_ERROR_NOT_FOUND);
+	// A real device (its name goes into the error message) that was never added.
+	doca_devinfo **list = nullptr;
+	uint32_t count = 0;
+	ASSERT_EQ(doca_devinfo_create_list(&list, &count), DOCA_SUCCESS);
+	ASSERT_GT(count, 0u);
+	doca_dev *dev = nullptr;
+	ASSERT_EQ(doca_dev_open(list[0], &dev), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_export_pci(mmap, dev, &desc, &len), DOCA_ERROR_NOT_FOUND);
+	EXPECT_EQ(doca_mmap_export_rdma(mmap, dev, &desc, &len), DOCA_ERROR_NOT_FOUND);
+	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
+	EXPECT_EQ(doca_devinfo_destroy_list(list), DOCA_SUCCESS);
 	uint8_t exported = 1;
 	ASSERT_EQ(doca_mmap_get_exported(mmap, &exported), DOCA_SUCCESS);
 	EXPECT_EQ(exported, 0);
