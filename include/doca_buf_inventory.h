@@ -16,8 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "doca_buf.h"
 #include "doca_compat.h"
 #include "doca_error.h"
+#include "doca_mmap.h"
 #include "doca_types.h"
 
 #ifdef __cplusplus
@@ -46,8 +48,7 @@ doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory);
 
 /* Gets the total number of descriptors. INVALID_VALUE. */
 DOCA_STABLE
-doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory *inventory,
-						 uint32_t *num_of_elements);
+doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory *inventory, uint32_t *num_of_elements);
 
 /* Gets the number of free descriptors. INVALID_VALUE. */
 DOCA_STABLE

@@ -3,6 +3,10 @@
  *
  * DOCA_EXPERIMENTAL functions warn when called unless DOCA_ALLOW_EXPERIMENTAL_API is defined;
  * DOCA_DEPRECATED ones unless DOCA_ALLOW_DEPRECATED_API is defined.
+ *
+ * With DOCA_COMPAT_HELPERS defined (doca_config.h defines it unless DOCA_DPA_DEVICE is) this header
+ * also offers the struct-versioning helpers DOCA_STRUCT_*, and includes what they expand to: memset
+ * from <string.h> and DOCA_CURRENT_VERSION_NUM from doca_version.h.
  */
 #ifndef DOCA_COMPAT_H_
 #define DOCA_COMPAT_H_
@@ -21,9 +25,8 @@ extern "C" {
 #define DOCA_STABLE __attribute__((visibility("default"))) DOCA_USED
 
 #ifndef DOCA_ALLOW_EXPERIMENTAL_API
-#define DOCA_EXPERIMENTAL                                                                          \
-	__attribute__((deprecated("Symbol is defined as experimental"), section(".text.experimental"))) \
-	DOCA_STABLE
+#define DOCA_EXPERIMENTAL                                                                                              \
+	__attribute__((deprecated("Symbol is defined as experimental"), section(".text.experimental"))) DOCA_STABLE
 #else
 #define DOCA_EXPERIMENTAL __attribute__((section(".text.experimental"))) DOCA_STABLE
 #endif
@@ -40,21 +43,28 @@ extern "C" {
 #define DOCA_STRUCT_GET_VERSION(x) ((x)->__doca_api_version)
 #define DOCA_STRUCT_CTOR(x) ((x).__doca_api_version = DOCA_CURRENT_VERSION_NUM)
 #define DOCA_STRUCT_PTR_CTOR(x) ((x)->__doca_api_version = DOCA_CURRENT_VERSION_NUM)
-#define DOCA_STRUCT_MEMSET_CTOR(x)                                                                 \
-	do {                                                                                       \
-		memset(&(x), 0, sizeof(x));                                                        \
-		DOCA_STRUCT_CTOR(x);                                                               \
+#define DOCA_STRUCT_MEMSET_CTOR(x)                                                                                     \
+	do {                                                                                                           \
+		memset(&(x), 0, sizeof(x));                                                                            \
+		DOCA_STRUCT_CTOR(x);                                                                                   \
 	} while (0)
-#define DOCA_STRUCT_PTR_MEMSET_CTOR(x)                                                             \
-	do {                                                                                       \
-		memset((x), 0, sizeof(*(x)));                                                      \
-		DOCA_STRUCT_PTR_CTOR(x);                                                           \
+#define DOCA_STRUCT_PTR_MEMSET_CTOR(x)                                                                                 \
+	do {                                                                                                           \
+		memset((x), 0, sizeof(*(x)));                                                                          \
+		DOCA_STRUCT_PTR_CTOR(x);                                                                               \
 	} while (0)
 #define DOCA_STRUCT_CTOR_LIST_START .__doca_api_version = DOCA_CURRENT_VERSION_NUM
 #endif /* DOCA_COMPAT_HELPERS */
 
 #ifdef __cplusplus
 }
+#endif
+
+#ifdef DOCA_COMPAT_HELPERS
+/* Last, so that doca_version.h, which includes this header, finds every marker above defined. */
+#include <string.h>
+
+#include "doca_version.h"
 #endif
 
 #endif /* DOCA_COMPAT_H_ */

@@ -9,6 +9,7 @@
 #ifndef DOCA_DMA_H_
 #define DOCA_DMA_H_
 
+#include <inttypes.h>
 #include <stdint.h>
 
 #include "doca_buf.h"
@@ -25,8 +26,8 @@ struct doca_devinfo;
 struct doca_dma;
 struct doca_dma_task_memcpy;
 
-typedef void (*doca_dma_task_memcpy_completion_cb_t)(struct doca_dma_task_memcpy *task,
-						     union doca_data task_user_data, union doca_data ctx_user_data);
+typedef void (*doca_dma_task_memcpy_completion_cb_t)(struct doca_dma_task_memcpy *task, union doca_data task_user_data,
+						     union doca_data ctx_user_data);
 
 DOCA_STABLE
 doca_error_t doca_dma_create(struct doca_dev *dev, struct doca_dma **dma);
@@ -48,7 +49,7 @@ doca_error_t doca_dma_cap_get_max_num_tasks(struct doca_dma *dma, uint32_t *max_
 /* Longest buffer list (source or destination) a memcpy task accepts. */
 DOCA_STABLE
 doca_error_t doca_dma_cap_task_memcpy_get_max_buf_list_len(const struct doca_devinfo *devinfo,
-							    uint32_t *max_buf_list_len);
+							   uint32_t *max_buf_list_len);
 
 /* Most bytes one memcpy task copies. */
 DOCA_STABLE
@@ -58,13 +59,13 @@ doca_error_t doca_dma_cap_task_memcpy_get_max_buf_size(const struct doca_devinfo
 DOCA_STABLE
 doca_error_t doca_dma_task_memcpy_set_conf(struct doca_dma *dma,
 					   doca_dma_task_memcpy_completion_cb_t task_completion_cb,
-					   doca_dma_task_memcpy_completion_cb_t task_error_cb, uint32_t num_memcpy_tasks);
+					   doca_dma_task_memcpy_completion_cb_t task_error_cb,
+					   uint32_t num_memcpy_tasks);
 
 /* Allocates a task from the context's pool (DOCA_ERROR_NO_MEMORY when all are in use). */
 DOCA_STABLE
-doca_error_t doca_dma_task_memcpy_alloc_init(struct doca_dma *dma, const struct doca_buf *src,
-					     struct doca_buf *dst, union doca_data user_data,
-					     struct doca_dma_task_memcpy **task);
+doca_error_t doca_dma_task_memcpy_alloc_init(struct doca_dma *dma, const struct doca_buf *src, struct doca_buf *dst,
+					     union doca_data user_data, struct doca_dma_task_memcpy **task);
 
 DOCA_STABLE
 struct doca_task *doca_dma_task_memcpy_as_task(struct doca_dma_task_memcpy *task);

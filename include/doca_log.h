@@ -152,6 +152,11 @@ doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, c
  * Defines this translation unit's log source. The name is stringised, so "A::B" and "A:B" are
  * fine. Priority 101 runs the registration before any user constructor, and unregisters after
  * every user destructor.
+ *
+ * The expansion ends with a function body, as DOCA's does, so both DOCA_LOG_REGISTER(X) and
+ * DOCA_LOG_REGISTER(X); compile. With the semicolon (as NVIDIA's samples write it) a C compiler
+ * in -pedantic mode warns about the extra ';' outside a function, as it does with DOCA's header;
+ * C++ accepts it silently.
  */
 #define DOCA_LOG_REGISTER(source)                                                                                      \
 	static int log_source;                                                                                         \
@@ -162,8 +167,7 @@ doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, c
 	__attribute__((destructor(101), used)) static void doca_log_source_destructor(void)                            \
 	{                                                                                                              \
 		doca_log_unregister_source(log_source);                                                                \
-	}                                                                                                              \
-	struct doca_log_register_needs_a_semicolon
+	}
 
 #ifdef __cplusplus
 }
