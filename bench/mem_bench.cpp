@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -64,6 +65,14 @@ double measure_malloc_baseline_seconds()
 }
 
 double g_baseline_seconds = 0;
+
+// Every call's status is OR-ed into a benchmark's `errors` (as a program checks what it calls): a
+// failing call would make the figures those of an error path, so the benchmark then reports an error.
+void check_calls(benchmark::State &state, int errors)
+{
+	if (errors != 0)
+		state.SkipWithError("a call failed: the figures would not be those of the operation");
+}
 
 // Times the benchmark loop itself (the loop Google Benchmark times) in thread CPU time and reports
 // baseline / ours as the counter x_vs_malloc.
@@ -119,28 +128,32 @@ void BM_Inventory_GetByArgs_Release(benchmark::State &state)
 {
 	Memory memory;
 	void *addr = memory.bytes.data() + 256;
+	int errors = 0;
 	RatioTimer timer;
 	for (auto _ : state) {
 		doca_buf *buf = nullptr;
-		doca_buf_inventory_buf_get_by_args(memory.inventory, memory.mmap, addr, 1024, addr, 64, &buf);
+		errors |= doca_buf_inventory_buf_get_by_args(memory.inventory, memory.mmap, addr, 1024, addr, 64, &buf);
 		benchmark::DoNotOptimize(buf);
-		doca_buf_dec_refcount(buf, nullptr);
+		errors |= doca_buf_dec_refcount(buf, nullptr);
 	}
 	timer.report(state);
+	check_calls(state, errors);
 }
 BENCHMARK(BM_Inventory_GetByArgs_Release);
 
 void BM_Pool_Alloc_Release(benchmark::State &state)
 {
 	Memory memory;
+	int errors = 0;
 	RatioTimer timer;
 	for (auto _ : state) {
 		doca_buf *buf = nullptr;
-		doca_buf_pool_buf_alloc(memory.pool, &buf);
+		errors |= doca_buf_pool_buf_alloc(memory.pool, &buf);
 		benchmark::DoNotOptimize(buf);
-		doca_buf_dec_refcount(buf, nullptr);
+		errors |= doca_buf_dec_refcount(buf, nullptr);
 	}
 	timer.report(state);
+	check_calls(state, errors);
 }
 BENCHMARK(BM_Pool_Alloc_Release);
 
@@ -151,16 +164,18 @@ void BM_Chain_Unchain_TwoBuffers(benchmark::State &state)
 	doca_buf *second = nullptr;
 	doca_buf_inventory_buf_get_by_addr(memory.inventory, memory.mmap, memory.bytes.data(), 64, &first);
 	doca_buf_inventory_buf_get_by_addr(memory.inventory, memory.mmap, memory.bytes.data() + 64, 64, &second);
+	int errors = 0;
 	RatioTimer timer;
 	for (auto _ : state) {
-		doca_buf_chain_list(first, second);
+		errors |= doca_buf_chain_list(first, second);
 		benchmark::ClobberMemory();
-		doca_buf_unchain_list(first, second);
+		errors |= doca_buf_unchain_list(first, second);
 		benchmark::ClobberMemory();
 	}
-	doca_buf_dec_refcount(first, nullptr);
-	doca_buf_dec_refcount(second, nullptr);
 	timer.report(state);
+	errors |= doca_buf_dec_refcount(first, nullptr);
+	errors |= doca_buf_dec_refcount(second, nullptr);
+	check_calls(state, errors);
 }
 BENCHMARK(BM_Chain_Unchain_TwoBuffers);
 
@@ -170,7 +185,10 @@ BENCHMARK(BM_Chain_Unchain_TwoBuffers);
 // reported per buffer; x_vs_malloc_in_flight = malloc+free / ours, for the same depth.
 constexpr int kInFlightRounds = 20'000;
 
-template <typename Take, typename Give> double seconds_per_buffer_in_flight(int depth, Take take, Give give)
+// Seconds per buffer (median of 5 runs) of `take` then `give` with `depth` buffers held. take
+// returns null and give non-zero on failure; *errors collects both.
+template <typename Take, typename Give>
+double seconds_per_buffer_in_flight(int depth, Take take, Give give, int *errors)
 {
 	std::vector<void *> held(static_cast<size_t>(depth));
 	std::array<double, 5> per_buffer{};
@@ -179,13 +197,16 @@ template <typename Take, typename Give> double seconds_per_buffer_in_flight(int 
 		for (int round = 0; round < kInFlightRounds; ++round) {
 			for (void *&block : held) {
 				block = take();
-				benchmark::DoNotOptimize(block);
+				// The input-only form: GCC may drop the store above with the in-out one.
+				benchmark::DoNotOptimize(std::as_const(block));
 			}
 			for (void *block : held)
-				give(block);
+				*errors |= give(block);
 			benchmark::ClobberMemory();
 		}
 		seconds = (thread_cpu_seconds() - start) / (static_cast<double>(kInFlightRounds) * depth);
+		for (const void *block : held)
+			*errors |= block == nullptr ? 1 : 0;
 	}
 	std::sort(per_buffer.begin(), per_buffer.end());
 	return per_buffer[per_buffer.size() / 2];
@@ -194,15 +215,32 @@ template <typename Take, typename Give> double seconds_per_buffer_in_flight(int 
 template <typename Take, typename Give> void report_in_flight(benchmark::State &state, Take take, Give give)
 {
 	const int depth = static_cast<int>(state.range(0));
+	int errors = 0;
 	const auto malloc_take = [] { return std::malloc(kDescriptorSize); };
-	const auto malloc_give = [](void *block) { std::free(block); };
-	double malloc_seconds = seconds_per_buffer_in_flight(depth, malloc_take, malloc_give);
+	const auto malloc_give = [](void *block) {
+		std::free(block);
+		return 0;
+	};
+	double malloc_seconds = seconds_per_buffer_in_flight(depth, malloc_take, malloc_give, &errors);
 	double ours_seconds = 0;
 	for (auto _ : state)
-		ours_seconds = seconds_per_buffer_in_flight(depth, take, give);
+		ours_seconds = seconds_per_buffer_in_flight(depth, take, give, &errors);
 	state.counters["ns_per_buffer"] = ours_seconds * 1e9;
 	state.counters["malloc_ns_per_buffer"] = malloc_seconds * 1e9;
 	state.counters["x_vs_malloc_in_flight"] = malloc_seconds / ours_seconds;
+	check_calls(state, errors);
+}
+
+// Takes a buffer from get(&buf): the buffer, or null if get failed.
+template <typename Get> void *taken(Get get)
+{
+	doca_buf *buf = nullptr;
+	return get(&buf) == DOCA_SUCCESS ? buf : nullptr;
+}
+
+int release(void *buf)
+{
+	return doca_buf_dec_refcount(static_cast<doca_buf *>(buf), nullptr);
 }
 
 void BM_InFlight_Inventory_GetByArgs_Release(benchmark::State &state)
@@ -212,11 +250,12 @@ void BM_InFlight_Inventory_GetByArgs_Release(benchmark::State &state)
 	report_in_flight(
 	    state,
 	    [&] {
-		    doca_buf *buf = nullptr;
-		    doca_buf_inventory_buf_get_by_args(memory.inventory, memory.mmap, addr, 1024, addr, 64, &buf);
-		    return static_cast<void *>(buf);
+		    return taken([&](doca_buf **buf) {
+			    return doca_buf_inventory_buf_get_by_args(memory.inventory, memory.mmap, addr, 1024, addr,
+								      64, buf);
+		    });
 	    },
-	    [](void *buf) { doca_buf_dec_refcount(static_cast<doca_buf *>(buf), nullptr); });
+	    release);
 }
 BENCHMARK(BM_InFlight_Inventory_GetByArgs_Release)->Arg(64)->Arg(1024)->Iterations(3);
 
@@ -224,15 +263,36 @@ void BM_InFlight_Pool_Alloc_Release(benchmark::State &state)
 {
 	Memory memory(static_cast<uint32_t>(state.range(0)));
 	report_in_flight(
-	    state,
-	    [&] {
-		    doca_buf *buf = nullptr;
-		    doca_buf_pool_buf_alloc(memory.pool, &buf);
-		    return static_cast<void *>(buf);
-	    },
-	    [](void *buf) { doca_buf_dec_refcount(static_cast<doca_buf *>(buf), nullptr); });
+	    state, [&] { return taken([&](doca_buf **buf) { return doca_buf_pool_buf_alloc(memory.pool, buf); }); },
+	    release);
 }
 BENCHMARK(BM_InFlight_Pool_Alloc_Release)->Arg(64)->Arg(1024)->Iterations(3);
+
+// The floors with buffers in flight (see floor_get_release below).
+template <int (*Get)(void *, void *, void *, size_t, void **), int (*Release)(void *, size_t *)>
+void floor_in_flight(benchmark::State &state)
+{
+	Memory memory;
+	void *addr = memory.bytes.data();
+	mem_floor_init();
+	report_in_flight(
+	    state,
+	    [&] {
+		    void *buf = nullptr;
+		    return Get(memory.inventory, memory.mmap, addr, 64, &buf) == 0 ? buf : nullptr;
+	    },
+	    [](void *buf) { return Release(buf, nullptr); });
+}
+BENCHMARK(floor_in_flight<mem_floor_get_nothing, mem_floor_release_nothing>)
+    ->Name("BM_InFlight_Floor_TwoCallsDoingNothing")
+    ->Arg(64)
+    ->Arg(1024)
+    ->Iterations(3);
+BENCHMARK(floor_in_flight<mem_floor_get_pop, mem_floor_release_push>)
+    ->Name("BM_InFlight_Floor_TwoCallsFreeListOnly")
+    ->Arg(64)
+    ->Arg(1024)
+    ->Iterations(3);
 
 // Floors: two calls into another translation unit with the signatures of a get and a release.
 // Whatever an implementation does, a get+release through the C API costs at least this much; set
@@ -244,14 +304,16 @@ void floor_get_release(benchmark::State &state)
 	Memory memory;
 	void *addr = memory.bytes.data();
 	mem_floor_init();
+	int errors = 0;
 	RatioTimer timer;
 	for (auto _ : state) {
 		void *buf = nullptr;
-		Get(memory.inventory, memory.mmap, addr, 64, &buf);
+		errors |= Get(memory.inventory, memory.mmap, addr, 64, &buf);
 		benchmark::DoNotOptimize(buf);
-		Release(buf, nullptr);
+		errors |= Release(buf, nullptr);
 	}
 	timer.report(state);
+	check_calls(state, errors);
 }
 BENCHMARK(floor_get_release<mem_floor_get_nothing, mem_floor_release_nothing>)->Name("BM_Floor_TwoCallsDoingNothing");
 BENCHMARK(floor_get_release<mem_floor_get_pop, mem_floor_release_push>)->Name("BM_Floor_TwoCallsFreeListOnly");

@@ -9,7 +9,7 @@ struct floor_node {
 	struct floor_node *next;
 };
 
-static struct floor_node floor_nodes[64];
+static struct floor_node floor_nodes[1024];
 static struct floor_node *floor_free_head;
 
 void mem_floor_init(void)

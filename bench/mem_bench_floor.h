@@ -8,7 +8,7 @@
 extern "C" {
 #endif
 
-/* Fills the free list of mem_floor_get_pop / mem_floor_release_push. */
+/* Fills the free list of mem_floor_get_pop / mem_floor_release_push (1024 nodes). */
 void mem_floor_init(void);
 /* Only write the out-parameter / only return. */
 int mem_floor_get_nothing(void *inventory, void *mmap, void *addr, size_t len, void **out);
