@@ -2,6 +2,7 @@
 #include "apsh/api/snapshots.hpp"
 
 #include "apsh/api/testing.hpp"
+#include "common/injected_failures.hpp"
 #include "common/sdk_log.hpp"
 
 #include <atomic>
@@ -11,7 +12,7 @@ namespace softdpu::apsh::api {
 
 namespace {
 
-std::atomic<int> g_failures{0};
+common::InjectedFailures g_failures;
 
 struct Registry {
 	std::mutex mutex;
@@ -35,11 +36,7 @@ Opener &opener_slot()
 
 bool allocation_should_fail() noexcept
 {
-	int pending = g_failures.load(std::memory_order_relaxed);
-	while (pending > 0)
-		if (g_failures.compare_exchange_weak(pending, pending - 1, std::memory_order_relaxed))
-			return true;
-	return false;
+	return g_failures.consume();
 }
 
 void register_snapshot(const void *key, std::unique_ptr<SnapshotBase> snapshot)
@@ -100,7 +97,7 @@ ScopedOpener::~ScopedOpener()
 
 void fail_next_allocations(int count) noexcept
 {
-	g_failures.store(count, std::memory_order_relaxed);
+	g_failures.arm(count);
 }
 
 size_t live_snapshots() noexcept

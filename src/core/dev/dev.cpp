@@ -1,5 +1,6 @@
 #include "core/dev/dev.hpp"
 
+#include "common/injected_failures.hpp"
 #include "common/sdk_log.hpp"
 
 #include <map>
@@ -9,16 +10,13 @@ namespace softdpu::dev {
 
 namespace {
 
-std::atomic<int> g_injected_allocation_failures{0};
+common::InjectedFailures g_injected_allocation_failures;
 
-// Test seam for the NO_MEMORY paths: consumes one injected failure when there is one.
+// Test seam for the NO_MEMORY paths (testing::fail_next_allocations).
 void check_allocation()
 {
-	int remaining = g_injected_allocation_failures.load(std::memory_order_relaxed);
-	while (remaining > 0) {
-		if (g_injected_allocation_failures.compare_exchange_weak(remaining, remaining - 1))
-			throw std::bad_alloc();
-	}
+	if (g_injected_allocation_failures.consume())
+		throw std::bad_alloc();
 }
 
 struct TableRegistry {
@@ -47,7 +45,7 @@ bool rep_matches(const device::Representor &rep, int filter) noexcept
 namespace testing {
 void fail_next_allocations(int count) noexcept
 {
-	g_injected_allocation_failures.store(count, std::memory_order_relaxed);
+	g_injected_allocation_failures.arm(count);
 }
 } // namespace testing
 
