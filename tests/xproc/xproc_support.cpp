@@ -41,22 +41,6 @@ void on_error(doca_dma_task_memcpy *task, union doca_data, union doca_data ctx_u
 }
 } // namespace
 
-doca_dev *open_by_pci(const char *pci, int nth)
-{
-	doca_devinfo **list = nullptr;
-	uint32_t count = 0;
-	if (doca_devinfo_create_list(&list, &count) != DOCA_SUCCESS)
-		return nullptr;
-	doca_dev *dev = nullptr;
-	for (uint32_t i = 0; i < count && dev == nullptr; ++i) {
-		uint8_t equal = 0;
-		if (doca_devinfo_is_equal_pci_addr(list[i], pci, &equal) == DOCA_SUCCESS && equal && nth-- == 0)
-			doca_dev_open(list[i], &dev);
-	}
-	doca_devinfo_destroy_list(list);
-	return dev;
-}
-
 std::string to_hex(const void *data, size_t len)
 {
 	static const char digits[] = "0123456789abcdef";

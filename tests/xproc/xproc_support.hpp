@@ -13,16 +13,16 @@
 
 #include <sys/types.h>
 
+#include "support/devices.hpp"
 #include <cstddef>
 #include <cstdint>
+
 #include <string>
 #include <vector>
 
 namespace xproc_test {
 
-// The nth device (0 = first) of this process's side whose PCI address equals pci ("03:00.0":
-// p0 then p0s0). nullptr if none.
-doca_dev *open_by_pci(const char *pci, int nth = 0);
+using softdpu_test::open_by_pci;
 
 std::string to_hex(const void *data, size_t len);
 std::vector<uint8_t> from_hex(const std::string &hex);

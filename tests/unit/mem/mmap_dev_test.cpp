@@ -1,6 +1,7 @@
 // doca_mmap.h with real (emulated) devices: add, remove, limits, duplicates, device users.
 #include "core/mem/mmap.hpp"
 #include "device/topology.hpp"
+#include "support/devices.hpp"
 #include "support/topology_with_caps.hpp"
 
 #include <doca_dev.h>
@@ -89,24 +90,8 @@ TEST(MmapDeviceCapability, SmallestMaxDevicesOfItsDevicesApplies)
 	    softdpu_test::default_topology_with_caps(softdpu::device::Side::host, "pf0", {{"mmap_max_devices", 1}});
 	ASSERT_TRUE(topology);
 	softdpu::device::testing::ScopedTopology scoped(topology);
-	doca_devinfo **list = nullptr;
-	uint32_t count = 0;
-	ASSERT_EQ(doca_devinfo_create_list(&list, &count), DOCA_SUCCESS);
-	doca_dev *pf0 = nullptr;
-	doca_dev *pf1 = nullptr;
-	for (uint32_t i = 0; i < count; ++i) {
-		uint8_t is_pf0 = 0;
-		uint8_t is_pf1 = 0;
-		ASSERT_EQ(doca_devinfo_is_equal_pci_addr(list[i], "0b:00.0", &is_pf0), DOCA_SUCCESS);
-		ASSERT_EQ(doca_devinfo_is_equal_pci_addr(list[i], "0b:00.1", &is_pf1), DOCA_SUCCESS);
-		if (is_pf0 && pf0 == nullptr) {
-			ASSERT_EQ(doca_dev_open(list[i], &pf0), DOCA_SUCCESS);
-		}
-		if (is_pf1 && pf1 == nullptr) {
-			ASSERT_EQ(doca_dev_open(list[i], &pf1), DOCA_SUCCESS);
-		}
-	}
-	ASSERT_EQ(doca_devinfo_destroy_list(list), DOCA_SUCCESS);
+	doca_dev *pf0 = softdpu_test::open_by_pci("0b:00.0");
+	doca_dev *pf1 = softdpu_test::open_by_pci("0b:00.1");
 	ASSERT_NE(pf0, nullptr);
 	ASSERT_NE(pf1, nullptr);
 	std::array<uint8_t, 64> memory{};
