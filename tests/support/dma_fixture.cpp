@@ -1,5 +1,7 @@
 #include "support/dma_fixture.h"
 
+#include "support/devices.hpp"
+
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -16,17 +18,8 @@ void check(doca_error_t result, const char *what)
 
 doca_dev *open_dma_device()
 {
-	doca_devinfo **list = nullptr;
-	uint32_t count = 0;
-	if (doca_devinfo_create_list(&list, &count) != DOCA_SUCCESS)
-		return nullptr;
-	doca_dev *dev = nullptr;
-	for (uint32_t i = 0; i < count && dev == nullptr; ++i) {
-		if (doca_dma_cap_task_memcpy_is_supported(list[i]) == DOCA_SUCCESS)
-			doca_dev_open(list[i], &dev);
-	}
-	doca_devinfo_destroy_list(list);
-	return dev;
+	return open_first_device(
+	    [](doca_devinfo *devinfo) { return doca_dma_cap_task_memcpy_is_supported(devinfo) == DOCA_SUCCESS; });
 }
 
 DmaSetup::DmaSetup(size_t arena_bytes, uint32_t num_bufs) : arena(arena_bytes)
