@@ -222,9 +222,11 @@ template <typename Take, typename Give> void report_in_flight(benchmark::State &
 		return 0;
 	};
 	double malloc_seconds = seconds_per_buffer_in_flight(depth, malloc_take, malloc_give, &errors);
-	double ours_seconds = 0;
+	std::vector<double> per_iteration;
 	for (auto _ : state)
-		ours_seconds = seconds_per_buffer_in_flight(depth, take, give, &errors);
+		per_iteration.push_back(seconds_per_buffer_in_flight(depth, take, give, &errors));
+	std::sort(per_iteration.begin(), per_iteration.end());
+	const double ours_seconds = per_iteration[per_iteration.size() / 2];
 	state.counters["ns_per_buffer"] = ours_seconds * 1e9;
 	state.counters["malloc_ns_per_buffer"] = malloc_seconds * 1e9;
 	state.counters["x_vs_malloc_in_flight"] = malloc_seconds / ours_seconds;

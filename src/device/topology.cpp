@@ -160,6 +160,40 @@ const char *file_kind(mode_t mode)
 	return "of an unusual type";
 }
 
+std::string too_large()
+{
+	return "larger than " + std::to_string(Topology::kMaxFileBytes) + " bytes, the limit for a topology file";
+}
+
+// Why a file of this kind and size cannot be a topology file; empty if it can.
+std::string unusable_file(const struct stat &info)
+{
+	if (S_ISDIR(info.st_mode))
+		return "is a directory";
+	if (!S_ISREG(info.st_mode))
+		return std::string("not a regular file (") + file_kind(info.st_mode) + ")";
+	if (static_cast<uint64_t>(info.st_size) > Topology::kMaxFileBytes)
+		return too_large();
+	return {};
+}
+
+// Closes a file descriptor on every way out, running out of memory included.
+class FileDescriptor {
+public:
+	explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+	~FileDescriptor()
+	{
+		if (fd_ >= 0)
+			::close(fd_);
+	}
+	FileDescriptor(const FileDescriptor &) = delete;
+	FileDescriptor &operator=(const FileDescriptor &) = delete;
+	int get() const noexcept { return fd_; }
+
+private:
+	int fd_;
+};
+
 // The whole file, or why it cannot be a topology file.
 std::optional<std::string> read_topology_file(int fd, std::string &error)
 {
@@ -168,20 +202,9 @@ std::optional<std::string> read_topology_file(int fd, std::string &error)
 		error = std::string("cannot stat file: ") + std::strerror(errno);
 		return std::nullopt;
 	}
-	if (S_ISDIR(info.st_mode)) {
-		error = "is a directory";
+	error = unusable_file(info);
+	if (!error.empty())
 		return std::nullopt;
-	}
-	if (!S_ISREG(info.st_mode)) {
-		error = std::string("not a regular file (") + file_kind(info.st_mode) + ")";
-		return std::nullopt;
-	}
-	const std::string too_large =
-	    "larger than " + std::to_string(Topology::kMaxFileBytes) + " bytes, the limit for a topology file";
-	if (static_cast<uint64_t>(info.st_size) > Topology::kMaxFileBytes) {
-		error = too_large;
-		return std::nullopt;
-	}
 	// The size is checked again while reading: the file may have grown since fstat.
 	std::string text;
 	char chunk[16384];
@@ -196,7 +219,7 @@ std::optional<std::string> read_topology_file(int fd, std::string &error)
 		if (n == 0)
 			return text;
 		if (text.size() + static_cast<size_t>(n) > Topology::kMaxFileBytes) {
-			error = too_large;
+			error = too_large();
 			return std::nullopt;
 		}
 		text.append(chunk, static_cast<size_t>(n));
@@ -207,13 +230,19 @@ std::optional<std::string> read_topology_file(int fd, std::string &error)
 
 Topology::ParseResult Topology::load_file(const std::string &path, Side side)
 {
+	// Refused before opening when possible: opening a device node runs its driver. The checks are
+	// made again on what was opened (the path may change in between).
+	struct stat info {};
+	if (::stat(path.c_str(), &info) == 0) {
+		if (std::string unusable = unusable_file(info); !unusable.empty())
+			return {nullptr, path + ": " + unusable};
+	}
 	// O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused right after).
-	const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
+	const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+	if (fd.get() < 0)
 		return {nullptr, path + ": cannot open file: " + std::strerror(errno)};
 	std::string error;
-	std::optional<std::string> text = read_topology_file(fd, error);
-	::close(fd);
+	std::optional<std::string> text = read_topology_file(fd.get(), error);
 	if (!text)
 		return {nullptr, path + ": " + error};
 	return parse(*text, path, side);
@@ -228,7 +257,8 @@ namespace {
 
 struct ProcessTopology {
 	std::once_flag once;
-	std::mutex mutex; // guards topology/error/retired after the first load (test overrides)
+	std::mutex mutex;       // guards topology/error/retired/installed (test overrides)
+	bool installed = false; // a test override is current: a late first load must not replace it
 	std::shared_ptr<const Topology> topology;
 	std::string error;
 	std::atomic<const Topology *> fast{nullptr};
@@ -258,10 +288,13 @@ void load_process_topology(ProcessTopology &state)
 	}
 	if (result.out_of_memory)
 		throw std::bad_alloc();
+	if (!result.topology)
+		SDK_LOG_ERR("failed to load the emulated device topology: %s", result.error.c_str());
+	std::lock_guard lock(state.mutex);
+	if (state.installed)
+		return;
 	state.topology = std::move(result.topology);
 	state.error = std::move(result.error);
-	if (!state.topology)
-		SDK_LOG_ERR("failed to load the emulated device topology: %s", state.error.c_str());
 	state.fast.store(state.topology.get(), std::memory_order_release);
 }
 
@@ -284,6 +317,7 @@ std::pair<std::shared_ptr<const Topology>, std::string> swap_current(std::shared
 {
 	ProcessTopology &state = loaded_process_topology();
 	std::lock_guard lock(state.mutex);
+	state.installed = true;
 	if (state.topology)
 		state.retired.push_back(state.topology);
 	auto previous = std::make_pair(std::move(state.topology), std::move(state.error));

@@ -48,7 +48,8 @@ std::optional<MemorySource> parse_memory_source_spec(std::string_view text, std:
 
 // What a local device can do. Defaults depend on side and function type (see default_capabilities);
 // a topology file may override each field. mmap_max_devices is per device here although DOCA
-// reports it per mmap: the limit an mmap gets is that of the device it is asked about.
+// keeps the limit per mmap: an mmap accepts no more devices than the smallest mmap_max_devices of
+// its devices (and than doca_mmap_set_max_num_devices, which doca_mmap_get_max_num_devices reports).
 struct Capabilities {
 	bool dma_memcpy = true;
 	uint64_t dma_max_buf_size = 2ull << 30; // 2 GiB

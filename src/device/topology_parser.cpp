@@ -818,6 +818,37 @@ std::string syntax_error(std::string_view text, const json::parse_error &error)
 	       printable(reason, 160, {});
 }
 
+// Empties a JSON value from its leaves up without allocating. nlohmann's destructor first gathers a
+// container's children into a vector, which can fail when memory has run out, and a destructor
+// that throws ends the process; an empty container is freed without allocating. The depth is
+// bounded by check_nesting.
+void dismantle(json &value) noexcept
+{
+	if (value.is_array()) {
+		auto &array = value.get_ref<json::array_t &>();
+		for (json &element : array)
+			dismantle(element);
+		array.clear();
+	} else if (value.is_object()) {
+		auto &object = value.get_ref<json::object_t &>();
+		for (auto &member : object)
+			dismantle(member.second);
+		object.clear();
+	}
+}
+
+// Dismantles a document however its scope is left, running out of memory included.
+class DismantledOnExit {
+public:
+	explicit DismantledOnExit(json &document) noexcept : document_(document) {}
+	~DismantledOnExit() { dismantle(document_); }
+	DismantledOnExit(const DismantledOnExit &) = delete;
+	DismantledOnExit &operator=(const DismantledOnExit &) = delete;
+
+private:
+	json &document_;
+};
+
 } // namespace
 
 Topology::ParseResult Topology::parse(std::string_view text, std::string_view source, Side side)
@@ -828,6 +859,7 @@ Topology::ParseResult Topology::parse(std::string_view text, std::string_view so
 			fail("$", "invalid JSON: the document is empty");
 		check_nesting(text);
 		json document;
+		const DismantledOnExit dismantled(document);
 		try {
 			document = json::parse(text.begin(), text.end(), DuplicateKeyCheck());
 		} catch (const json::parse_error &error) {

@@ -719,20 +719,20 @@ doca_error_t doca_sync_event::export_to_dpu(doca_dev *dev, const uint8_t **data,
 			    "can be exported to the DPU");
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
+	// The registry reports its system-call failures as DRIVER, which doca_mmap_export_* document;
+	// doca_sync_event_export_to_dpu documents NO_MEMORY ("failed to alloc data stream") instead.
+	const auto as_documented = [](doca_error_t error) {
+		return error == DOCA_ERROR_DRIVER ? DOCA_ERROR_NO_MEMORY : error;
+	};
 	softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&result);
 	if (registry == nullptr)
-		return result;
+		return as_documented(result);
 	softdpu::xproc::ExportBlob blob;
-	const auto &fn = dev->function();
-	blob.dev_side = fn.side == softdpu::device::Side::host ? 0 : 1;
-	blob.dev_type = static_cast<uint8_t>(fn.type);
-	blob.dev_pci = static_cast<uint32_t>(fn.pci.domain) << 16 | static_cast<uint32_t>(fn.pci.bus) << 8 |
-		       static_cast<uint32_t>(fn.pci.device) << 3 | fn.pci.function;
-	std::snprintf(blob.dev_name.data(), blob.dev_name.size(), "%s", fn.name.c_str());
+	softdpu::xproc::set_exporting_device(blob, dev->function());
 	uint32_t index = 0;
 	result = registry->publish(softdpu::xproc::ExportKind::sync_event, 0, sizeof(uint64_t), 0, &blob, &index);
 	if (result != DOCA_SUCCESS)
-		return result;
+		return as_documented(result);
 	softdpu::xproc::RegistryEntry &entry = registry->entry(index);
 	// The value moves into the shared entry. Updates from other threads must not race with the
 	// export itself (the application exports once, while setting the event up).

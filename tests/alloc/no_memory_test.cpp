@@ -18,6 +18,8 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 namespace {
 
@@ -59,6 +61,17 @@ template <typename Call, typename Undo> size_t fail_each_allocation(Call call, U
 
 constexpr auto kNothingToUndo = [] {};
 
+// Runs a creating call with its output cleared first: a failed call must leave it cleared.
+template <typename T, typename Call> doca_error_t creating(T *&out, Call call)
+{
+	out = nullptr;
+	const doca_error_t result = call();
+	if (result != DOCA_SUCCESS) {
+		EXPECT_EQ(out, nullptr) << "a failed call set its output";
+	}
+	return result;
+}
+
 class NoMemory : public ::testing::Test {
 protected:
 	void SetUp() override
@@ -75,32 +88,34 @@ protected:
 TEST_F(NoMemory, MmapCreate)
 {
 	doca_mmap *created = nullptr;
-	const size_t failed = fail_each_allocation([&] { return doca_mmap_create(&created); },
-						   [&] { EXPECT_EQ(doca_mmap_destroy(created), DOCA_SUCCESS); });
+	const size_t failed =
+	    fail_each_allocation([&] { return creating(created, [&] { return doca_mmap_create(&created); }); },
+				 [&] { EXPECT_EQ(doca_mmap_destroy(created), DOCA_SUCCESS); });
 	EXPECT_GE(failed, 1u);
 }
 
 TEST_F(NoMemory, InventoryCreate)
 {
 	doca_buf_inventory *inventory = nullptr;
-	const size_t failed =
-	    fail_each_allocation([&] { return doca_buf_inventory_create(16, &inventory); },
-				 [&] { EXPECT_EQ(doca_buf_inventory_destroy(inventory), DOCA_SUCCESS); });
+	const size_t failed = fail_each_allocation(
+	    [&] { return creating(inventory, [&] { return doca_buf_inventory_create(16, &inventory); }); },
+	    [&] { EXPECT_EQ(doca_buf_inventory_destroy(inventory), DOCA_SUCCESS); });
 	EXPECT_GE(failed, 2u) << "the inventory and its descriptors";
 }
 
 TEST_F(NoMemory, PoolCreate)
 {
 	doca_buf_pool *pool = nullptr;
-	const size_t failed = fail_each_allocation([&] { return doca_buf_pool_create(16, 64, mmap, &pool); },
-						   [&] { EXPECT_EQ(doca_buf_pool_destroy(pool), DOCA_SUCCESS); });
+	const size_t failed = fail_each_allocation(
+	    [&] { return creating(pool, [&] { return doca_buf_pool_create(16, 64, mmap, &pool); }); },
+	    [&] { EXPECT_EQ(doca_buf_pool_destroy(pool), DOCA_SUCCESS); });
 	EXPECT_GE(failed, 1u);
 }
 
 TEST_F(NoMemory, BufArrCreateAndStart)
 {
 	doca_buf_arr *arr = nullptr;
-	EXPECT_GE(fail_each_allocation([&] { return doca_buf_arr_create(mmap, &arr); },
+	EXPECT_GE(fail_each_allocation([&] { return creating(arr, [&] { return doca_buf_arr_create(mmap, &arr); }); },
 				       [&] { EXPECT_EQ(doca_buf_arr_destroy(arr), DOCA_SUCCESS); }),
 		  1u);
 	ASSERT_EQ(doca_buf_arr_create(mmap, &arr), DOCA_SUCCESS);
@@ -115,13 +130,14 @@ TEST_F(NoMemory, DeviceListAndOpen)
 {
 	doca_devinfo **list = nullptr;
 	uint32_t count = 0;
-	EXPECT_GE(fail_each_allocation([&] { return doca_devinfo_create_list(&list, &count); },
-				       [&] { EXPECT_EQ(doca_devinfo_destroy_list(list), DOCA_SUCCESS); }),
+	EXPECT_GE(fail_each_allocation(
+		      [&] { return creating(list, [&] { return doca_devinfo_create_list(&list, &count); }); },
+		      [&] { EXPECT_EQ(doca_devinfo_destroy_list(list), DOCA_SUCCESS); }),
 		  1u);
 	ASSERT_EQ(doca_devinfo_create_list(&list, &count), DOCA_SUCCESS);
 	ASSERT_GT(count, 0u);
 	doca_dev *dev = nullptr;
-	EXPECT_GE(fail_each_allocation([&] { return doca_dev_open(list[0], &dev); },
+	EXPECT_GE(fail_each_allocation([&] { return creating(dev, [&] { return doca_dev_open(list[0], &dev); }); },
 				       [&] { EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS); }),
 		  1u);
 	EXPECT_EQ(doca_devinfo_destroy_list(list), DOCA_SUCCESS);
@@ -130,13 +146,13 @@ TEST_F(NoMemory, DeviceListAndOpen)
 TEST_F(NoMemory, ProgressEngineAndDmaCreate)
 {
 	doca_pe *pe = nullptr;
-	EXPECT_GE(fail_each_allocation([&] { return doca_pe_create(&pe); },
+	EXPECT_GE(fail_each_allocation([&] { return creating(pe, [&] { return doca_pe_create(&pe); }); },
 				       [&] { EXPECT_EQ(doca_pe_destroy(pe), DOCA_SUCCESS); }),
 		  1u);
 	doca_dev *dev = sync_event_test::open_any_device();
 	ASSERT_NE(dev, nullptr);
 	doca_dma *dma = nullptr;
-	EXPECT_GE(fail_each_allocation([&] { return doca_dma_create(dev, &dma); },
+	EXPECT_GE(fail_each_allocation([&] { return creating(dma, [&] { return doca_dma_create(dev, &dma); }); },
 				       [&] { EXPECT_EQ(doca_dma_destroy(dma), DOCA_SUCCESS); }),
 		  1u);
 	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
@@ -151,7 +167,9 @@ TEST(NoMemoryLog, BackendCreationAndLogging)
 	doca_log_backend *backend = nullptr;
 	// Backends cannot be destroyed (as in DOCA): each successful run keeps one writing to /dev/null.
 	EXPECT_GE(
-	    fail_each_allocation([&] { return doca_log_backend_create_with_file(sink, &backend); }, kNothingToUndo),
+	    fail_each_allocation(
+		[&] { return creating(backend, [&] { return doca_log_backend_create_with_file(sink, &backend); }); },
+		kNothingToUndo),
 	    1u);
 	int source = 0;
 	ASSERT_EQ(doca_log_register_source("NO_MEMORY_TEST", &source), DOCA_SUCCESS);
@@ -171,9 +189,10 @@ class NoMemorySyncEvent : public sync_event_test::SyncEventBase {};
 TEST_F(NoMemorySyncEvent, CreateAndContextStart)
 {
 	doca_sync_event *created = nullptr;
-	EXPECT_GE(fail_each_allocation([&] { return doca_sync_event_create(&created); },
-				       [&] { EXPECT_EQ(doca_sync_event_destroy(created), DOCA_SUCCESS); }),
-		  1u);
+	EXPECT_GE(
+	    fail_each_allocation([&] { return creating(created, [&] { return doca_sync_event_create(&created); }); },
+				 [&] { EXPECT_EQ(doca_sync_event_destroy(created), DOCA_SUCCESS); }),
+	    1u);
 	make_context();
 	EXPECT_GE(fail_each_allocation(
 		      [&] {
@@ -189,25 +208,59 @@ TEST_F(NoMemorySyncEvent, CreateAndContextStart)
 
 namespace {
 
-// Running out of memory while the process loads its topology (at the first device call) is
-// reported as NO_MEMORY and not remembered: the next call loads it. Tried in a fresh process (the
-// "threadsafe" death test style re-runs this test alone), where nothing has loaded it yet.
-TEST(NoMemoryTopology, FirstLoadIsTriedAgain)
+// Open file descriptors of this process.
+size_t open_descriptors()
+{
+	size_t count = 0;
+	for ([[maybe_unused]] const auto &entry : std::filesystem::directory_iterator("/proc/self/fd"))
+		++count;
+	return count;
+}
+
+// In a fresh process, fails each allocation of the first topology load in turn (the load is made
+// by the first device call): every failure must be reported as NO_MEMORY, said on stderr, and not
+// remembered, so that the next call loads again; the process must neither end nor keep a file open.
+// Prints what happened and exits 0 if all of that held.
+[[noreturn]] void load_topology_failing_each_allocation()
+{
+	const size_t descriptors_before = open_descriptors();
+	doca_devinfo **list = nullptr;
+	uint32_t count = 0;
+	size_t failed = 0;
+	doca_error_t result = DOCA_SUCCESS;
+	for (;; ++failed) {
+		fail_allocation(failed);
+		result = doca_devinfo_create_list(&list, &count);
+		if (clear_allocation_failure() || result != DOCA_ERROR_NO_MEMORY)
+			break; // loaded (the call made fewer allocations than `failed`), or a wrong code
+	}
+	const size_t descriptors_after = open_descriptors();
+	std::fprintf(stderr, "after %zu failed allocations: %s, %u devices, %zu -> %zu descriptors\n", failed,
+		     doca_error_get_name(result), count, descriptors_before, descriptors_after);
+	const bool ok = result == DOCA_SUCCESS && count > 0 && failed > 1 && descriptors_after == descriptors_before;
+	if (result == DOCA_SUCCESS)
+		doca_devinfo_destroy_list(list);
+	std::exit(ok ? 0 : 1);
+}
+
+// The "threadsafe" death test style re-runs a test alone in a new process, where nothing has
+// loaded the topology yet.
+TEST(NoMemoryTopology, BuiltInLoadSurvivesEachFailedAllocation)
+{
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_EXIT(load_topology_failing_each_allocation(), ::testing::ExitedWithCode(0),
+		    "out of memory \\(will try again\\)(.|\n)*DOCA_SUCCESS");
+}
+
+TEST(NoMemoryTopology, FileLoadSurvivesEachFailedAllocation)
 {
 	GTEST_FLAG_SET(death_test_style, "threadsafe");
 	EXPECT_EXIT(
 	    {
-		    doca_devinfo **list = nullptr;
-		    uint32_t count = 0;
-		    fail_allocation(0);
-		    const doca_error_t first = doca_devinfo_create_list(&list, &count);
-		    const bool reached = !clear_allocation_failure();
-		    const doca_error_t second = doca_devinfo_create_list(&list, &count);
-		    std::fprintf(stderr, "first %s, second %s, %u devices\n", doca_error_get_name(first),
-				 doca_error_get_name(second), count);
-		    std::exit(reached && first == DOCA_ERROR_NO_MEMORY && second == DOCA_SUCCESS && count > 0 ? 0 : 1);
+		    setenv("SOFTDPU_TOPOLOGY", SOFTDPU_SOURCE_DIR "/tests/data/topology/rich.json", 1);
+		    load_topology_failing_each_allocation();
 	    },
-	    ::testing::ExitedWithCode(0), "first DOCA_ERROR_NO_MEMORY, second DOCA_SUCCESS");
+	    ::testing::ExitedWithCode(0), "out of memory \\(will try again\\)(.|\n)*DOCA_SUCCESS");
 }
 
 } // namespace

@@ -50,13 +50,15 @@ void *calloc(size_t n, size_t size)
 }
 void *realloc(void *ptr, size_t size)
 {
+	if (ptr != nullptr && size == 0) { // glibc frees the block: not an allocation, never failed
+		--t_live;
+		return __libc_realloc(ptr, 0);
+	}
 	if (!allocation_allowed())
 		return nullptr;
 	void *block = __libc_realloc(ptr, size);
 	if (ptr == nullptr && block != nullptr)
 		++t_live;
-	else if (ptr != nullptr && block == nullptr && size == 0)
-		--t_live; // glibc's realloc(ptr, 0) frees
 	return block;
 }
 void *memalign(size_t alignment, size_t size)

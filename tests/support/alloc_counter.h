@@ -8,7 +8,7 @@
 namespace softdpu_test {
 
 std::size_t thread_allocation_count();
-// Blocks this thread allocated and has not freed (blocks freed by other threads count as live).
+// Blocks this thread allocated minus blocks it freed (a block freed by another thread stays counted).
 std::ptrdiff_t thread_live_blocks();
 
 // Makes this thread's malloc-family call number `skip` + 1 from now return NULL (0: the next one):

@@ -119,8 +119,8 @@ namespace softdpu::dev {
 // Devices of one topology, seen from its side. See the file comment for ownership.
 class DeviceTable {
 public:
-	// The table of the current process topology; null when the topology failed to load.
-	// The table of the current topology; null with *error set (NOT_FOUND: no topology, NO_MEMORY).
+	// The table of the current process topology; null with *error set (NOT_FOUND: the topology
+	// failed to load; NO_MEMORY).
 	static DeviceTable *current(doca_error_t *error) noexcept;
 
 	explicit DeviceTable(std::shared_ptr<const device::Topology> topology);

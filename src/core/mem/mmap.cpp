@@ -75,16 +75,6 @@ private:
 	std::unique_ptr<softdpu::xproc::Import> import_;
 };
 
-void describe_device(const doca_dev *dev, softdpu::xproc::ExportBlob *blob) noexcept
-{
-	const auto &fn = dev->function();
-	blob->dev_side = fn.side == softdpu::device::Side::host ? 0 : 1;
-	blob->dev_type = static_cast<uint8_t>(fn.type);
-	blob->dev_pci = static_cast<uint32_t>(fn.pci.domain) << 16 | static_cast<uint32_t>(fn.pci.bus) << 8 |
-			static_cast<uint32_t>(fn.pci.device) << 3 | fn.pci.function;
-	std::snprintf(blob->dev_name.data(), blob->dev_name.size(), "%s", fn.name.c_str());
-}
-
 } // namespace
 
 doca_mmap::~doca_mmap() = default;
@@ -227,7 +217,7 @@ doca_error_t doca_mmap::export_to(const doca_dev *dev, uint16_t kind, const void
 	if (registry == nullptr)
 		return result;
 	softdpu::xproc::ExportBlob blob;
-	describe_device(dev, &blob);
+	softdpu::xproc::set_exporting_device(blob, dev->function());
 	result = registry->publish(static_cast<ExportKind>(kind), reinterpret_cast<uint64_t>(range_start_), range_len_,
 				   permissions_, &blob, &record->entry);
 	if (result != DOCA_SUCCESS)

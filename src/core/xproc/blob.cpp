@@ -2,6 +2,7 @@
 
 #include <doca_types.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace softdpu::xproc {
@@ -144,6 +145,15 @@ doca_error_t decode(const void *data, size_t len, ExportBlob *blob, const char *
 		return fail("bad device name");
 	*blob = out;
 	return DOCA_SUCCESS;
+}
+
+void set_exporting_device(ExportBlob &blob, const device::Function &function) noexcept
+{
+	blob.dev_side = function.side == device::Side::host ? 0 : 1;
+	blob.dev_type = static_cast<uint8_t>(function.type);
+	blob.dev_pci = static_cast<uint32_t>(function.pci.domain) << 16 | static_cast<uint32_t>(function.pci.bus) << 8 |
+		       static_cast<uint32_t>(function.pci.device) << 3 | function.pci.function;
+	std::snprintf(blob.dev_name.data(), blob.dev_name.size(), "%s", function.name.c_str());
 }
 
 } // namespace softdpu::xproc

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/xproc/identity.hpp"
+#include "device/topology.hpp"
 
 #include <doca_error.h>
 
@@ -46,6 +47,9 @@ struct ExportBlob {
 };
 
 using BlobBytes = std::array<uint8_t, kBlobSize>;
+
+// Records the exporting device (the dev_* fields).
+void set_exporting_device(ExportBlob &blob, const device::Function &function) noexcept;
 
 // Serializes with the checksum.
 void encode(const ExportBlob &blob, BlobBytes &out) noexcept;

@@ -85,8 +85,10 @@ bool slot_owner_dead(const AccessorSlot &slot) noexcept;
 class Registry {
 public:
 	// The registry of this process, created on first use; null (and *error set) if it cannot be.
-	// A forked child gets a registry of its own. A system call failing here or in publish is what a
-	// failing device driver is on a BlueField: DOCA_ERROR_DRIVER, as DOCA documents for exports.
+	// A forked child gets a registry of its own. The registry file failing to be made (memfd_create,
+	// ftruncate), or the secret's random bytes in publish, is what a failing device driver is on a
+	// BlueField: DOCA_ERROR_DRIVER, as DOCA documents for mmap exports. Mapping the file failing and
+	// a full registry are DOCA_ERROR_NO_MEMORY.
 	static Registry *instance(doca_error_t *error) noexcept;
 
 	// Publishes an active entry and fills the blob fields that describe it. Thread-safe.

@@ -7,6 +7,7 @@
 #include "core/xproc/blob.hpp"
 #include "core/xproc/registry.hpp"
 
+#include <doca_sync_event.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -519,14 +520,25 @@ TEST_F(XprocExporterTest, ExportsBeyondTheRegistryReportNoMemory)
 	uint8_t is_exported = 1;
 	EXPECT_EQ(doca_mmap_get_exported(one_more, &is_exported), DOCA_SUCCESS);
 	EXPECT_EQ(is_exported, 0);
+	// Sync events are exported through the same registry.
+	doca_sync_event *event = nullptr;
+	ASSERT_EQ(doca_sync_event_create(&event), DOCA_SUCCESS);
+	ASSERT_EQ(doca_sync_event_add_publisher_location_cpu(event, pf0), DOCA_SUCCESS);
+	ASSERT_EQ(doca_sync_event_add_subscriber_location_dpu(event), DOCA_SUCCESS);
+	const uint8_t *event_desc = nullptr;
+	size_t event_len = 0;
+	EXPECT_EQ(doca_sync_event_export_to_dpu(event, pf0, &event_desc, &event_len), DOCA_ERROR_NO_MEMORY);
 
 	// The last export still imports in a DPU process.
 	auto dpu = start_peer("dpu");
 	ASSERT_EQ(doca_mmap_export_pci(exported.back(), pf0, &desc, &len), DOCA_SUCCESS);
 	EXPECT_EQ(dpu->call("import 03:00.0 0 " + to_hex(desc, len)), "ok");
-	// Stopping one exported mmap frees its entry.
-	ASSERT_EQ(doca_mmap_stop(exported.front()), DOCA_SUCCESS);
+	// Stopping an exported mmap frees its entry.
+	ASSERT_EQ(doca_mmap_stop(exported[0]), DOCA_SUCCESS);
 	EXPECT_EQ(doca_mmap_export_rdma(one_more, pf0, &desc, &len), DOCA_SUCCESS);
+	ASSERT_EQ(doca_mmap_stop(exported[1]), DOCA_SUCCESS);
+	EXPECT_EQ(doca_sync_event_export_to_dpu(event, pf0, &event_desc, &event_len), DOCA_SUCCESS);
+	EXPECT_EQ(doca_sync_event_destroy(event), DOCA_SUCCESS);
 
 	dpu->send("exit");
 	EXPECT_EQ(dpu->wait(), 0);
