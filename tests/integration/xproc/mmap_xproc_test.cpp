@@ -17,7 +17,6 @@ using softdpu::device::Side;
 
 namespace {
 
-constexpr uint32_t kReadWrite = DOCA_ACCESS_FLAG_PCI_READ_WRITE | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
 constexpr uint32_t kReadOnly = DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
 
 doca_error_t import(const std::vector<uint8_t> &blob, doca_dev *dev, doca_mmap **mmap)
@@ -461,12 +460,8 @@ TEST_F(XprocExporterTest, DpuImporterReadsWhileThisProcessRuns)
 	std::vector<uint8_t> memory(1 << 16);
 	fill_pattern(memory.data(), memory.size(), 77);
 	doca_dev *pf0 = open_by_pci("0b:00.0");
-	doca_mmap *mmap = nullptr;
-	ASSERT_EQ(doca_mmap_create(&mmap), DOCA_SUCCESS);
-	ASSERT_EQ(doca_mmap_set_memrange(mmap, memory.data(), memory.size()), DOCA_SUCCESS);
-	ASSERT_EQ(doca_mmap_set_permissions(mmap, kReadWrite), DOCA_SUCCESS);
-	ASSERT_EQ(doca_mmap_add_dev(mmap, pf0), DOCA_SUCCESS);
-	ASSERT_EQ(doca_mmap_start(mmap), DOCA_SUCCESS);
+	doca_mmap *mmap = started_mmap(memory, pf0, kReadWrite);
+	ASSERT_NE(mmap, nullptr);
 	const void *desc = nullptr;
 	size_t len = 0;
 	ASSERT_EQ(doca_mmap_export_pci(mmap, pf0, &desc, &len), DOCA_SUCCESS);
@@ -485,16 +480,7 @@ TEST_F(XprocExporterTest, DpuImporterReadsWhileThisProcessRuns)
 // A started mmap with PCI and RDMA access over `memory`, for exports through `dev`.
 doca_mmap *exportable_mmap(std::vector<uint8_t> &memory, doca_dev *dev)
 {
-	doca_mmap *mmap = nullptr;
-	if (doca_mmap_create(&mmap) != DOCA_SUCCESS)
-		return nullptr;
-	if (doca_mmap_set_memrange(mmap, memory.data(), memory.size()) != DOCA_SUCCESS ||
-	    doca_mmap_set_permissions(mmap, kReadWrite | DOCA_ACCESS_FLAG_RDMA_READ) != DOCA_SUCCESS ||
-	    doca_mmap_add_dev(mmap, dev) != DOCA_SUCCESS || doca_mmap_start(mmap) != DOCA_SUCCESS) {
-		doca_mmap_destroy(mmap);
-		return nullptr;
-	}
-	return mmap;
+	return started_mmap(memory, dev, kReadWrite | DOCA_ACCESS_FLAG_RDMA_READ);
 }
 
 // An export beyond the registry's capacity fails with NO_MEMORY and loses nothing: the earlier

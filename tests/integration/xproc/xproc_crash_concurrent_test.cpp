@@ -13,8 +13,6 @@ using softdpu::device::Side;
 
 namespace {
 
-constexpr uint32_t kReadWrite = DOCA_ACCESS_FLAG_PCI_READ_WRITE | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
-
 TEST(XprocCrashConcurrentTest, HostKilledMidTransferFailsInFlightAndLaterTasks)
 {
 	SideGuard side(Side::dpu);
@@ -92,12 +90,8 @@ TEST(XprocCrashConcurrentTest, DpuKilledMidTransferLeavesHostAbleToStopAndDestro
 	fill_pattern(memory.data(), memory.size(), 6);
 	doca_dev *pf0 = open_by_pci("0b:00.0");
 	for (int round = 0; round < 3; ++round) {
-		doca_mmap *mmap = nullptr;
-		ASSERT_EQ(doca_mmap_create(&mmap), DOCA_SUCCESS);
-		ASSERT_EQ(doca_mmap_set_memrange(mmap, memory.data(), memory.size()), DOCA_SUCCESS);
-		ASSERT_EQ(doca_mmap_set_permissions(mmap, kReadWrite), DOCA_SUCCESS);
-		ASSERT_EQ(doca_mmap_add_dev(mmap, pf0), DOCA_SUCCESS);
-		ASSERT_EQ(doca_mmap_start(mmap), DOCA_SUCCESS);
+		doca_mmap *mmap = started_mmap(memory, pf0, kReadWrite);
+		ASSERT_NE(mmap, nullptr);
 		const void *desc = nullptr;
 		size_t len = 0;
 		ASSERT_EQ(doca_mmap_export_pci(mmap, pf0, &desc, &len), DOCA_SUCCESS);

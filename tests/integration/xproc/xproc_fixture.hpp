@@ -40,9 +40,9 @@ struct Export {
 inline Export peer_export(Peer &peer, const char *pci, size_t bytes, uint32_t permissions, const char *kind = "pci",
 			  uint32_t seed = 1, int nth = 0)
 {
-	const std::string reply = peer.call("export " + std::string(pci) + " " + std::to_string(nth) + " " +
-					    std::to_string(bytes) + " " + std::to_string(permissions) + " " + kind +
-					    " " + std::to_string(seed));
+	const std::string reply =
+	    peer.call("export " + std::string(pci) + " " + std::to_string(nth) + " " + std::to_string(bytes) + " " +
+		      std::to_string(permissions) + " " + kind + " " + std::to_string(seed));
 	const std::vector<std::string> w = words(reply);
 	Export out;
 	EXPECT_EQ(w.size(), 3u) << reply;
@@ -51,6 +51,24 @@ inline Export peer_export(Peer &peer, const char *pci, size_t bytes, uint32_t pe
 		out.addr = std::stoull(w[2], nullptr, 16);
 	}
 	return out;
+}
+
+// Local and PCI read/write access: what an exporter of host memory for DMA grants.
+inline constexpr uint32_t kReadWrite = DOCA_ACCESS_FLAG_PCI_READ_WRITE | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE;
+
+// A started mmap over `memory` for device dev with access `permissions`; nullptr if a call failed.
+inline doca_mmap *started_mmap(std::vector<uint8_t> &memory, doca_dev *dev, uint32_t permissions)
+{
+	doca_mmap *mmap = nullptr;
+	if (doca_mmap_create(&mmap) != DOCA_SUCCESS)
+		return nullptr;
+	if (doca_mmap_set_memrange(mmap, memory.data(), memory.size()) != DOCA_SUCCESS ||
+	    doca_mmap_set_permissions(mmap, permissions) != DOCA_SUCCESS ||
+	    doca_mmap_add_dev(mmap, dev) != DOCA_SUCCESS || doca_mmap_start(mmap) != DOCA_SUCCESS) {
+		doca_mmap_destroy(mmap);
+		return nullptr;
+	}
+	return mmap;
 }
 
 // A local mmap over `bytes` of this process's memory for device dev.
