@@ -2,6 +2,7 @@
 #include "device/topology.hpp"
 
 #include "common/sdk_log.hpp"
+#include "common/unique_fd.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -177,23 +178,6 @@ std::string unusable_file(const struct stat &info)
 	return {};
 }
 
-// Closes a file descriptor on every way out, running out of memory included.
-class FileDescriptor {
-public:
-	explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-	~FileDescriptor()
-	{
-		if (fd_ >= 0)
-			::close(fd_);
-	}
-	FileDescriptor(const FileDescriptor &) = delete;
-	FileDescriptor &operator=(const FileDescriptor &) = delete;
-	int get() const noexcept { return fd_; }
-
-private:
-	int fd_;
-};
-
 // The whole file, or why it cannot be a topology file.
 std::optional<std::string> read_topology_file(int fd, std::string &error)
 {
@@ -238,7 +222,7 @@ Topology::ParseResult Topology::load_file(const std::string &path, Side side)
 			return {nullptr, path + ": " + unusable};
 	}
 	// O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused right after).
-	const FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+	const common::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
 	if (fd.get() < 0)
 		return {nullptr, path + ": cannot open file: " + std::strerror(errno)};
 	std::string error;

@@ -1,6 +1,8 @@
-// Small building blocks of the memif module: an owning fd, the database's custom allocator as a
-// standard allocator, and the errno -> memif_err_t mapping.
+// Small building blocks of the memif module: the database's custom allocator as a standard
+// allocator and the errno -> memif_err_t mapping (and the shared owning fd).
 #pragma once
+
+#include "common/unique_fd.hpp"
 
 #include <libmemif.h>
 
@@ -12,34 +14,7 @@
 
 namespace softdpu::memif {
 
-class UniqueFd {
-public:
-	UniqueFd() = default;
-	explicit UniqueFd(int fd) : fd_(fd) {}
-	UniqueFd(UniqueFd &&other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-	UniqueFd &operator=(UniqueFd &&other) noexcept
-	{
-		if (this != &other)
-			reset(std::exchange(other.fd_, -1));
-		return *this;
-	}
-	UniqueFd(const UniqueFd &) = delete;
-	UniqueFd &operator=(const UniqueFd &) = delete;
-	~UniqueFd() { reset(); }
-
-	int get() const { return fd_; }
-	bool valid() const { return fd_ >= 0; }
-	int release() { return std::exchange(fd_, -1); }
-	void reset(int fd = -1)
-	{
-		if (fd_ >= 0)
-			::close(fd_);
-		fd_ = fd;
-	}
-
-private:
-	int fd_ = -1;
-};
+using common::UniqueFd;
 
 // The allocator functions given to memif_init / memif_per_thread_init (defaults: malloc family).
 inline void *default_alloc(size_t size)
