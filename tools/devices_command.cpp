@@ -17,35 +17,10 @@ namespace {
 using device::Function;
 using device::Representor;
 
-std::string mac_string(const std::optional<device::MacAddress> &mac)
+// An optional address as text, "-" when absent.
+template <typename Address> std::string address_or_dash(const std::optional<Address> &address)
 {
-	if (!mac)
-		return "-";
-	char text[18];
-	std::snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x", (*mac)[0], (*mac)[1], (*mac)[2], (*mac)[3],
-		      (*mac)[4], (*mac)[5]);
-	return text;
-}
-
-std::string ipv4_string(const std::optional<device::Ipv4Address> &ip)
-{
-	if (!ip)
-		return "-";
-	return std::to_string((*ip)[0]) + "." + std::to_string((*ip)[1]) + "." + std::to_string((*ip)[2]) + "." +
-	       std::to_string((*ip)[3]);
-}
-
-std::string ipv6_string(const std::optional<device::Ipv6Address> &ip)
-{
-	if (!ip)
-		return "-";
-	std::string text;
-	for (size_t i = 0; i < ip->size(); i += 2) {
-		char group[8];
-		std::snprintf(group, sizeof(group), "%s%x", i == 0 ? "" : ":", ((*ip)[i] << 8) | (*ip)[i + 1]);
-		text += group;
-	}
-	return text;
+	return address ? device::to_string(*address) : "-";
 }
 
 std::string or_dash(const std::string &text)
@@ -115,9 +90,9 @@ void print_json(const device::Topology &topology, doca_devinfo **list, uint32_t 
 					{"ibdev", f.ibdev},
 					{"iface", f.iface},
 					{"vuid", f.vuid},
-					{"mac", mac_string(f.mac)},
-					{"ipv4", ipv4_string(f.ipv4)},
-					{"ipv6", ipv6_string(f.ipv6)},
+					{"mac", address_or_dash(f.mac)},
+					{"ipv4", address_or_dash(f.ipv4)},
+					{"ipv6", address_or_dash(f.ipv6)},
 					{"link_layer", device::to_string(f.link_layer)},
 					{"available", f.available},
 					{"caps", caps_json(f.caps)}};
@@ -159,7 +134,7 @@ void print_table(const device::Topology &topology, doca_devinfo **list, uint32_t
 		const Function &f = list[i]->function();
 		std::printf("%-8s %-3s %-13s %-8s %-14s %-18s %-16s %-16s %s\n", f.name.c_str(),
 			    device::to_string(f.type), f.pci.to_string().c_str(), f.ibdev.c_str(),
-			    or_dash(f.iface).c_str(), mac_string(f.mac).c_str(), ipv4_string(f.ipv4).c_str(),
+			    or_dash(f.iface).c_str(), address_or_dash(f.mac).c_str(), address_or_dash(f.ipv4).c_str(),
 			    f.vuid.c_str(), f.caps.dma_memcpy ? "yes" : "no");
 	}
 	for (uint32_t i = 0; i < count; ++i) {

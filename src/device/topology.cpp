@@ -4,12 +4,14 @@
 #include "common/sdk_log.hpp"
 #include "common/unique_fd.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -38,6 +40,28 @@ const char *to_string(FuncType type) noexcept
 const char *to_string(LinkLayer layer) noexcept
 {
 	return layer == LinkLayer::ethernet ? "ethernet" : "infiniband";
+}
+
+std::string to_string(const MacAddress &mac)
+{
+	char text[18];
+	std::snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+		      mac[5]);
+	return text;
+}
+
+std::string to_string(const Ipv4Address &address)
+{
+	char text[INET_ADDRSTRLEN];
+	inet_ntop(AF_INET, address.data(), text, sizeof(text));
+	return text;
+}
+
+std::string to_string(const Ipv6Address &address)
+{
+	char text[INET6_ADDRSTRLEN];
+	inet_ntop(AF_INET6, address.data(), text, sizeof(text));
+	return text;
 }
 
 const char *to_string(MemoryKind kind) noexcept

@@ -76,6 +76,11 @@ using MacAddress = std::array<uint8_t, 6>;
 using Ipv4Address = std::array<uint8_t, 4>;
 using Ipv6Address = std::array<uint8_t, 16>;
 
+// "02:5d:00:0b:00:00", "192.168.100.1", "fd00:5d:b::1" (inet_ntop's forms).
+std::string to_string(const MacAddress &mac);
+std::string to_string(const Ipv4Address &address);
+std::string to_string(const Ipv6Address &address);
+
 // One local device: a PCI function (PF, VF) or a sub-function (SF, which has its parent's PCI address).
 struct Function {
 	std::string name; // unique in the topology, e.g. "pf0vf1", "p0", "p0s0"

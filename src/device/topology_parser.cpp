@@ -210,21 +210,6 @@ PciAddress parse_pci(const std::string &path, const std::string &text)
 	return *address;
 }
 
-std::string format_mac(const MacAddress &mac)
-{
-	char text[18];
-	std::snprintf(text, sizeof(text), "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
-		      mac[5]);
-	return text;
-}
-
-template <size_t N> std::string format_ip(const std::array<uint8_t, N> &address)
-{
-	char text[INET6_ADDRSTRLEN];
-	inet_ntop(N == 4 ? AF_INET : AF_INET6, address.data(), text, sizeof(text));
-	return text;
-}
-
 MacAddress parse_mac(const std::string &path, const std::string &text)
 {
 	MacAddress mac{};
@@ -711,13 +696,13 @@ private:
 					     path + ".pci", "PCI address", function->pci.to_string());
 			if (function->mac)
 				check_unique(macs, *function->mac, path + ".mac", "MAC address",
-					     format_mac(*function->mac));
+					     to_string(*function->mac));
 			if (function->ipv4)
 				check_unique(ipv4s, *function->ipv4, path + ".ipv4", "IPv4 address",
-					     format_ip(*function->ipv4));
+					     to_string(*function->ipv4));
 			if (function->ipv6)
 				check_unique(ipv6s, *function->ipv6, path + ".ipv6", "IPv6 address",
-					     format_ip(*function->ipv6));
+					     to_string(*function->ipv6));
 		}
 		for (const auto &rep : topology_->representors_) {
 			const std::string &path = rep_paths_.at(rep.get());
