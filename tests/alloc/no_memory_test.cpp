@@ -1,6 +1,7 @@
 // Out of memory: every allocation a creating or starting call makes is failed in turn. Each failed
 // run must report DOCA_ERROR_NO_MEMORY, free whatever it had taken and leave the object usable.
 #include "support/alloc_counter.h"
+#include "unit/mem/mem_fixture.hpp"
 #include "unit/sync_event/sync_event_support.hpp"
 
 #include <doca_buf_array.h>
@@ -72,18 +73,7 @@ template <typename T, typename Call> doca_error_t creating(T *&out, Call call)
 	return result;
 }
 
-class NoMemory : public ::testing::Test {
-protected:
-	void SetUp() override
-	{
-		ASSERT_EQ(doca_mmap_create(&mmap), DOCA_SUCCESS);
-		ASSERT_EQ(doca_mmap_set_memrange(mmap, memory.data(), memory.size()), DOCA_SUCCESS);
-		ASSERT_EQ(doca_mmap_start(mmap), DOCA_SUCCESS);
-	}
-	void TearDown() override { EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS); }
-	std::array<uint8_t, 4096> memory{};
-	doca_mmap *mmap = nullptr;
-};
+class NoMemory : public mem_test::StartedMmap {};
 
 TEST_F(NoMemory, MmapCreate)
 {
