@@ -8,8 +8,11 @@
 #include "core/xproc/registry.hpp"
 
 #include <doca_sync_event.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace xproc_test;
@@ -590,6 +593,48 @@ TEST(XprocExportCapabilities, DeviceWithoutExportCapabilityIsNotSupported)
 	EXPECT_EQ(doca_mmap_export_rdma(mmap, pf0, &desc, &len), DOCA_ERROR_NOT_SUPPORTED);
 	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
 	EXPECT_EQ(doca_dev_close(pf0), DOCA_SUCCESS);
+}
+
+// Runs out of file descriptors exactly when the process would make its export registry (its first
+// export), then tries again with the limit back: the mmap export reports DRIVER and the sync event
+// export NO_MEMORY, as each documents, and neither failure is remembered. Prints the three codes.
+[[noreturn]] void export_without_descriptors()
+{
+	SideGuard side(Side::host);
+	doca_dev *pf0 = open_by_pci("0b:00.0");
+	std::vector<uint8_t> memory(4096);
+	doca_mmap *mmap = started_mmap(memory, pf0, kReadWrite);
+	doca_sync_event *event = nullptr;
+	doca_sync_event_create(&event);
+	doca_sync_event_add_publisher_location_cpu(event, pf0);
+	doca_sync_event_add_subscriber_location_dpu(event);
+	const void *desc = nullptr;
+	size_t len = 0;
+	const uint8_t *event_desc = nullptr;
+	size_t event_len = 0;
+	rlimit saved{};
+	getrlimit(RLIMIT_NOFILE, &saved);
+	const int lowest_free = dup(0);
+	close(lowest_free);
+	rlimit none_left = saved;
+	none_left.rlim_cur = static_cast<rlim_t>(lowest_free); // the next descriptor is refused
+	setrlimit(RLIMIT_NOFILE, &none_left);
+	const doca_error_t mmap_result = doca_mmap_export_pci(mmap, pf0, &desc, &len);
+	const doca_error_t event_result = doca_sync_event_export_to_dpu(event, pf0, &event_desc, &event_len);
+	setrlimit(RLIMIT_NOFILE, &saved);
+	const doca_error_t again = doca_mmap_export_pci(mmap, pf0, &desc, &len);
+	std::fprintf(stderr, "codes: %s %s %s\n", doca_error_get_name(mmap_result), doca_error_get_name(event_result),
+		     doca_error_get_name(again));
+	std::exit(mmap != nullptr && event != nullptr ? 0 : 1);
+}
+
+// In a fresh process (the "threadsafe" death test style re-runs this test alone), where no
+// registry has been made yet.
+TEST(XprocRegistryFailure, ExportsReportTheirDocumentedCodes)
+{
+	GTEST_FLAG_SET(death_test_style, "threadsafe");
+	EXPECT_EXIT(export_without_descriptors(), ::testing::ExitedWithCode(0),
+		    "codes: DOCA_ERROR_DRIVER DOCA_ERROR_NO_MEMORY DOCA_SUCCESS");
 }
 
 } // namespace
