@@ -510,10 +510,8 @@ TEST_F(XprocExporterTest, ExportsBeyondTheRegistryReportNoMemory)
 	EXPECT_EQ(doca_mmap_get_exported(one_more, &is_exported), DOCA_SUCCESS);
 	EXPECT_EQ(is_exported, 0);
 	// Sync events are exported through the same registry.
-	doca_sync_event *event = nullptr;
-	ASSERT_EQ(doca_sync_event_create(&event), DOCA_SUCCESS);
-	ASSERT_EQ(doca_sync_event_add_publisher_location_cpu(event, pf0), DOCA_SUCCESS);
-	ASSERT_EQ(doca_sync_event_add_subscriber_location_dpu(event), DOCA_SUCCESS);
+	doca_sync_event *event = cpu_to_dpu_event(pf0);
+	ASSERT_NE(event, nullptr);
 	const uint8_t *event_desc = nullptr;
 	size_t event_len = 0;
 	EXPECT_EQ(doca_sync_event_export_to_dpu(event, pf0, &event_desc, &event_len), DOCA_ERROR_NO_MEMORY);
@@ -604,10 +602,7 @@ TEST(XprocExportCapabilities, DeviceWithoutExportCapabilityIsNotSupported)
 	doca_dev *pf0 = open_by_pci("0b:00.0");
 	std::vector<uint8_t> memory(4096);
 	doca_mmap *mmap = started_mmap(memory, pf0, kReadWrite);
-	doca_sync_event *event = nullptr;
-	doca_sync_event_create(&event);
-	doca_sync_event_add_publisher_location_cpu(event, pf0);
-	doca_sync_event_add_subscriber_location_dpu(event);
+	doca_sync_event *event = cpu_to_dpu_event(pf0);
 	const void *desc = nullptr;
 	size_t len = 0;
 	const uint8_t *event_desc = nullptr;

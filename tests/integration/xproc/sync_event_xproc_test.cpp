@@ -19,9 +19,8 @@ struct HostEvent {
 	explicit HostEvent(const char *pci = "0b:00.0", bool context_mode = false)
 	{
 		dev = open_by_pci(pci);
-		EXPECT_EQ(doca_sync_event_create(&event), DOCA_SUCCESS);
-		EXPECT_EQ(doca_sync_event_add_publisher_location_cpu(event, dev), DOCA_SUCCESS);
-		EXPECT_EQ(doca_sync_event_add_subscriber_location_dpu(event), DOCA_SUCCESS);
+		event = cpu_to_dpu_event(dev);
+		EXPECT_NE(event, nullptr);
 		if (!context_mode) {
 			EXPECT_EQ(doca_sync_event_start(event), DOCA_SUCCESS);
 		}
@@ -61,10 +60,8 @@ TEST(XprocSyncEventTest, CapabilitiesFollowTheSides)
 	EXPECT_EQ(doca_sync_event_cap_is_export_to_dpu_supported(doca_dev_as_devinfo(p0)), DOCA_ERROR_NOT_SUPPORTED);
 	EXPECT_EQ(doca_sync_event_cap_is_create_from_export_supported(doca_dev_as_devinfo(p0)), DOCA_SUCCESS);
 	// The DPU cannot export (DOCA: "A Sync Event can be exported from the Host CPU only").
-	doca_sync_event *event = nullptr;
-	ASSERT_EQ(doca_sync_event_create(&event), DOCA_SUCCESS);
-	ASSERT_EQ(doca_sync_event_add_publisher_location_cpu(event, p0), DOCA_SUCCESS);
-	ASSERT_EQ(doca_sync_event_add_subscriber_location_dpu(event), DOCA_SUCCESS);
+	doca_sync_event *event = cpu_to_dpu_event(p0);
+	ASSERT_NE(event, nullptr);
 	const uint8_t *data = nullptr;
 	size_t len = 0;
 	EXPECT_EQ(doca_sync_event_export_to_dpu(event, p0, &data, &len), DOCA_ERROR_NOT_SUPPORTED);

@@ -5,6 +5,8 @@
 #include "device/topology.hpp"
 #include "xproc/xproc_support.hpp"
 
+#include <doca_sync_event.h>
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -69,6 +71,21 @@ inline doca_mmap *started_mmap(std::vector<uint8_t> &memory, doca_dev *dev, uint
 		return nullptr;
 	}
 	return mmap;
+}
+
+// A sync event the CPU of dev publishes and the DPU subscribes to, as an export to the DPU needs;
+// not started. nullptr if a call failed.
+inline doca_sync_event *cpu_to_dpu_event(doca_dev *dev)
+{
+	doca_sync_event *event = nullptr;
+	if (doca_sync_event_create(&event) != DOCA_SUCCESS)
+		return nullptr;
+	if (doca_sync_event_add_publisher_location_cpu(event, dev) != DOCA_SUCCESS ||
+	    doca_sync_event_add_subscriber_location_dpu(event) != DOCA_SUCCESS) {
+		doca_sync_event_destroy(event);
+		return nullptr;
+	}
+	return event;
 }
 
 // A local mmap over `bytes` of this process's memory for device dev.
