@@ -57,8 +57,14 @@ doca_sync_event::~doca_sync_event()
 	deactivate();
 	if (export_index_ != UINT32_MAX) {
 		doca_error_t error = DOCA_SUCCESS;
-		if (softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&error))
-			registry->revoke(export_index_);
+		if (softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&error)) {
+			// The value lives in the entry itself: an importer stalled inside an access can only
+			// land there, so the entry is retired instead of reused.
+			if (registry->revoke(export_index_, softdpu::xproc::kRevokeWait))
+				registry->release(export_index_);
+			else
+				registry->quarantine(export_index_);
+		}
 	}
 	import_.reset();
 	for (doca_dev *dev : devices_)
@@ -357,7 +363,7 @@ doca_error_t doca_sync_event::shared_wait(uint64_t value, uint64_t mask, bool yi
 		else
 			cpu_relax();
 	}
-	softdpu::xproc::RegistryEntry &e = *shared_entry_;
+	softdpu::xproc::SharedEntry &e = *shared_entry_;
 	doca_error_t state = shared_state();
 	while (state == DOCA_SUCCESS) {
 		const uint32_t seen = e.futex_word.load(std::memory_order_seq_cst);
@@ -733,7 +739,7 @@ doca_error_t doca_sync_event::export_to_dpu(doca_dev *dev, const uint8_t **data,
 	result = registry->publish(softdpu::xproc::ExportKind::sync_event, 0, sizeof(uint64_t), 0, &blob, &index);
 	if (result != DOCA_SUCCESS)
 		return as_documented(result);
-	softdpu::xproc::RegistryEntry &entry = registry->entry(index);
+	softdpu::xproc::SharedEntry &entry = registry->shared(index);
 	// The value moves into the shared entry. Updates from other threads must not race with the
 	// export itself (the application exports once, while setting the event up).
 	uint64_t *old = storage();
@@ -796,7 +802,7 @@ doca_error_t doca_sync_event::create_from_export(doca_dev *dev, const uint8_t *d
 	}
 	created->publisher_declared_ = true;
 	created->subscriber_declared_ = true;
-	created->shared_entry_ = &import->entry();
+	created->shared_entry_ = &import->shared();
 	created->import_ = std::move(import);
 	*event = created;
 	return DOCA_SUCCESS;

@@ -165,7 +165,7 @@ private:
 	// Where the value lives; set by activate() (and by export_to_dpu), read by any thread.
 	std::atomic<uint64_t *> value_{nullptr};
 	// Exported or imported: the registry entry holding the value and its futex word.
-	softdpu::xproc::RegistryEntry *shared_entry_ = nullptr;
+	softdpu::xproc::SharedEntry *shared_entry_ = nullptr;
 	uint32_t export_index_ = UINT32_MAX;
 	const doca_dev *export_dev_ = nullptr;
 	softdpu::xproc::BlobBytes export_blob_{};

@@ -5,13 +5,21 @@
 //
 // Exporter commands: export <pci> <nth> <bytes> <permissions> <pci|rdma> <seed> -> ok <blob hex> <addr>
 //                    sum <offset> <len> -> ok <fnv hex>;  stop -> ok <ms>;  destroy -> ok <ms>
+//                    exec -> ok exec (then a fresh peer runs, same pid)
 // Importer commands: import <pci> <nth> <blob hex> -> ok | err;  readloop <bytes> -> "ok started"
-//                    once the first copy succeeded, then copies until killed
+//                    once the first copy succeeded, then copies until killed;
+//                    stallwrite <bytes> <ms> <seed> -> "ok started", then the task's status
 // Sync events: see the se_* commands below.
 #include "xproc/xproc_support.hpp"
 
 #include <doca_sync_event.h>
 
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -21,6 +29,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <thread>
 
 using namespace xproc_test;
 
@@ -134,6 +143,79 @@ void cmd_import(const std::vector<std::string> &w)
 			announced = true;
 		}
 	}
+}
+
+// stallwrite <bytes> <stall ms> <seed>: one DMA task copying a local page-aligned buffer into the
+// imported memory, whose source pages are missing under userfaultfd: the copy stalls inside the
+// import's access until a second thread fills them (pattern seed) after <stall ms>. Replies
+// "ok started" (the stall begins), then the task's status.
+void cmd_stallwrite(const std::vector<std::string> &w)
+{
+	const size_t bytes = std::stoull(w[1]);
+	const auto stall = std::chrono::milliseconds(std::stoll(w[2]));
+	const auto seed = static_cast<uint32_t>(std::stoul(w[3]));
+	const size_t len = (bytes + 4095) / 4096 * 4096;
+	auto *local =
+	    static_cast<uint8_t *>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
+	struct uffdio_api api = {UFFD_API, 0, 0};
+	struct uffdio_register reg = {};
+	reg.range = {reinterpret_cast<uint64_t>(local), len};
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (local == MAP_FAILED || uffd < 0 || ioctl(uffd, UFFDIO_API, &api) != 0 ||
+	    ioctl(uffd, UFFDIO_REGISTER, &reg) != 0)
+		return reply(std::string("err userfaultfd ") + std::strerror(errno));
+	doca_mmap *local_mmap = nullptr;
+	doca_mmap_create(&local_mmap);
+	doca_mmap_set_memrange(local_mmap, local, len);
+	doca_mmap_add_dev(local_mmap, state.dev);
+	doca_error_t r = doca_mmap_start(local_mmap);
+	if (r != DOCA_SUCCESS)
+		return reply_error(r);
+	void *base = nullptr;
+	size_t remote_len = 0;
+	doca_mmap_get_memrange(state.imported, &base, &remote_len);
+	std::thread filler([&] {
+		std::this_thread::sleep_for(stall);
+		std::vector<uint8_t> page(4096);
+		for (size_t off = 0; off < len; off += 4096) {
+			fill_pattern(page.data(), page.size(), seed, off);
+			struct uffdio_copy copy = {};
+			copy.dst = reinterpret_cast<uint64_t>(local) + off;
+			copy.src = reinterpret_cast<uint64_t>(page.data());
+			copy.len = 4096;
+			ioctl(uffd, UFFDIO_COPY, &copy);
+		}
+	});
+	{
+		DmaRig rig(state.dev);
+		doca_buf *src = rig.buf(local_mmap, local, bytes, bytes);
+		doca_buf *dst = rig.buf(state.imported, base, bytes, 0);
+		reply("ok started");
+		r = rig.copy(src, dst);
+		doca_buf_dec_refcount(src, nullptr);
+		doca_buf_dec_refcount(dst, nullptr);
+	}
+	filler.join();
+	doca_mmap_destroy(local_mmap);
+	close(uffd);
+	munmap(local, len);
+	if (r != DOCA_SUCCESS)
+		return reply_error(r);
+	reply("ok");
+}
+
+// exec: replaces this program by a fresh xproc_peer (same pid, same pipes), with address space
+// randomization off so that two runs lay out memory the same way.
+void cmd_exec()
+{
+	personality(ADDR_NO_RANDOMIZE);
+	// Replied first: the caller sends nothing more until it has read this, so no command of the
+	// new program's can be lost in this program's input buffer.
+	reply("ok exec");
+	char *const argv[] = {const_cast<char *>("xproc_peer"), nullptr};
+	execv("/proc/self/exe", argv);
+	reply(std::string("err exec ") + std::strerror(errno));
 }
 
 void cmd_sum(const std::vector<std::string> &w)
@@ -336,6 +418,10 @@ int main()
 				cmd_import(w);
 			else if (w[0] == "readloop" && w.size() == 2)
 				cmd_readloop(w);
+			else if (w[0] == "stallwrite" && w.size() == 4)
+				cmd_stallwrite(w);
+			else if (w[0] == "exec")
+				cmd_exec();
 			else if (w[0] == "sum" && w.size() == 3)
 				cmd_sum(w);
 			else if (w[0] == "stop")

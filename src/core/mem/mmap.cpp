@@ -1,6 +1,7 @@
 // doca_mmap.h: the memory map.
 #include "core/mem/mmap.hpp"
 
+#include "common/memory_access.hpp"
 #include "common/sdk_log.hpp"
 #include "core/dev/dev.hpp"
 #include "core/mem/dev_link.hpp"
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -165,6 +167,23 @@ doca_error_t doca_mmap::start() noexcept
 		return DOCA_ERROR_NOT_PERMITTED;
 	if (started_ || !memrange_set_)
 		return DOCA_ERROR_BAD_STATE;
+	// What memory registration checks on hardware: every page mapped, with the access asked for.
+	const uint32_t writes = DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE |
+				DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC;
+	uintptr_t bad = 0;
+	const auto access = softdpu::common::check_range_access(reinterpret_cast<uintptr_t>(range_start_), range_len_,
+								(permissions_ & writes) != 0, &bad);
+	if (access != softdpu::common::RangeAccess::ok) {
+		if (access == softdpu::common::RangeAccess::unknown)
+			SDK_LOG_ERR("doca_mmap_start: cannot check the memory range [%p, +%zu): %s", range_start_,
+				    range_len_, softdpu::common::to_string(access));
+		else
+			SDK_LOG_ERR(
+			    "doca_mmap_start: the memory range [%p, +%zu) cannot be registered: address 0x%llx is "
+			    "%s",
+			    range_start_, range_len_, (unsigned long long)bad, softdpu::common::to_string(access));
+		return DOCA_ERROR_INVALID_VALUE;
+	}
 	started_ = true;
 	ever_started_ = true;
 	return DOCA_SUCCESS;
@@ -176,23 +195,44 @@ doca_error_t doca_mmap::stop() noexcept
 		return DOCA_ERROR_NOT_PERMITTED;
 	if (!started_)
 		return DOCA_ERROR_BAD_STATE;
-	revoke_exports();
+	const doca_error_t result = revoke_exports();
+	if (result != DOCA_SUCCESS)
+		return result;
 	started_ = false;
 	return DOCA_SUCCESS;
 }
 
-void doca_mmap::revoke_exports() noexcept
+doca_error_t doca_mmap::revoke_exports() noexcept
 {
 	if (exports_.empty())
-		return;
+		return DOCA_SUCCESS;
 	doca_error_t error = DOCA_SUCCESS;
 	softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&error);
-	for (auto &record : exports_) {
-		if (registry != nullptr)
-			registry->revoke(record->entry);
+	if (registry != nullptr) {
+		// One wait for all: an importer stalled in one export does not multiply it.
+		const auto deadline = std::chrono::steady_clock::now() + softdpu::xproc::kRevokeWait;
+		bool drained = true;
+		for (auto &record : exports_) {
+			const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+			    deadline - std::chrono::steady_clock::now());
+			drained =
+			    registry->revoke(record->entry, std::max(left, std::chrono::milliseconds(0))) && drained;
+		}
+		if (!drained) {
+			// The exports are revoked (no access can start) but one is still in progress:
+			// the memory must stay registered until it ends. The caller tries again.
+			revoking_ = true;
+			SDK_LOG_ERR("mmap: memory deregistration failed: an importing process is still inside an "
+				    "access to this mmap's memory; the mmap stays started, try again");
+			return DOCA_ERROR_NOT_PERMITTED;
+		}
+		for (auto &record : exports_)
+			registry->release(record->entry);
 	}
 	exports_.clear();
 	exported_ = false;
+	revoking_ = false;
+	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_mmap::export_to(const doca_dev *dev, uint16_t kind, const void **desc, size_t *len) noexcept
@@ -234,7 +274,6 @@ doca_error_t doca_mmap::export_to(const doca_dev *dev, uint16_t kind, const void
 
 void doca_mmap::tear_down() noexcept
 {
-	revoke_exports();
 	for (doca_dev *dev : devices_)
 		softdpu::mem::release_device(dev);
 	devices_.clear();
@@ -267,6 +306,9 @@ doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
 		return DOCA_ERROR_INVALID_VALUE;
 	if (mmap->in_use())
 		return DOCA_ERROR_NOT_PERMITTED;
+	const doca_error_t result = mmap->revoke_exports();
+	if (result != DOCA_SUCCESS)
+		return result;
 	mmap->tear_down();
 	delete mmap;
 	return DOCA_SUCCESS;
@@ -427,6 +469,10 @@ static doca_error_t do_export(struct doca_mmap *mmap, const struct doca_dev *dev
 	}
 	if (!mmap->started_) {
 		SDK_LOG_ERR("doca_mmap_%s: the mmap is not started", what);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	if (mmap->revoking_) {
+		SDK_LOG_ERR("doca_mmap_%s: the mmap's exports are being revoked (a stop is not finished)", what);
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
 	if ((mmap->permissions_ & needed) == 0) {

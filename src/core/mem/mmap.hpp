@@ -97,16 +97,20 @@ struct doca_mmap {
 	doca_error_t rm_dev(doca_dev *dev) noexcept;
 	doca_error_t start() noexcept;
 	doca_error_t stop() noexcept;
-	// Drops the device users and, for a started mmap, calls the free callback. Call only when not in use.
+	// Drops the device users and, for a started mmap, calls the free callback. Call only when not in
+	// use and after revoke_exports() succeeded.
 	void tear_down() noexcept;
-	// Revokes every export (waits until no importer access is in progress) and frees the descriptors.
-	void revoke_exports() noexcept;
+	// Revokes every export, waits (bounded) until no importer access is in progress, and frees the
+	// descriptors. NOT_PERMITTED when an importer is still inside an access ("memory deregistration
+	// failed"): the exports stay revoked, the memory stays registered, and a later call finishes.
+	doca_error_t revoke_exports() noexcept;
 	doca_error_t export_to(const doca_dev *dev, uint16_t kind, const void **desc, size_t *len) noexcept;
 
 	bool started_ = false;
 	bool ever_started_ = false;
 	bool memrange_set_ = false;
 	bool exported_ = false;
+	bool revoking_ = false; // a stop/destroy found an import access in progress; exports revoked
 	Origin origin_ = Origin::local;
 	uint32_t permissions_ = softdpu::mem::kDefaultMmapPermissions;
 	uint8_t *range_start_ = nullptr;

@@ -12,8 +12,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <new>
@@ -24,8 +26,6 @@
 namespace softdpu::xproc {
 
 namespace {
-
-constexpr auto kRevokeWait = std::chrono::seconds(1);
 
 // Yama's ptrace_scope 1 allows process_vm_* and /proc/<pid>/fd only to declared tracers.
 void allow_same_user_access() noexcept
@@ -56,6 +56,41 @@ bool slot_owner_dead(const AccessorSlot &slot) noexcept
 
 // ---- Registry ----
 
+namespace {
+
+// A sealed memfd of `size` zero bytes mapped read-write here. Seals: never shrinks or grows (no
+// peer can make a mapping fault), plus `extra` (F_SEAL_FUTURE_WRITE for the access rules).
+doca_error_t make_sealed_file(const char *name, size_t size, unsigned extra, int *fd, uint64_t *inode,
+			      void **mapped) noexcept
+{
+	*fd = static_cast<int>(syscall(SYS_memfd_create, name, MFD_CLOEXEC | MFD_ALLOW_SEALING));
+	if (*fd < 0) {
+		SDK_LOG_ERR("cannot create the export registry: memfd_create: %s", std::strerror(errno));
+		return DOCA_ERROR_DRIVER;
+	}
+	struct stat st;
+	if (ftruncate(*fd, static_cast<off_t>(size)) != 0 || fstat(*fd, &st) != 0) {
+		SDK_LOG_ERR("cannot size the export registry: %s", std::strerror(errno));
+		return DOCA_ERROR_DRIVER;
+	}
+	*inode = st.st_ino;
+	void *map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	if (map == MAP_FAILED) {
+		SDK_LOG_ERR("cannot map the export registry: %s", std::strerror(errno));
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	*mapped = map;
+	// After the writable mapping exists: F_SEAL_FUTURE_WRITE refuses later writable mappings and
+	// write(2) but leaves this one working.
+	if (fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | extra | F_SEAL_SEAL) != 0) {
+		SDK_LOG_ERR("cannot seal the export registry: %s", std::strerror(errno));
+		return DOCA_ERROR_DRIVER;
+	}
+	return DOCA_SUCCESS;
+}
+
+} // namespace
+
 Registry *Registry::instance(doca_error_t *error) noexcept
 {
 	static std::mutex mutex;
@@ -65,14 +100,9 @@ Registry *Registry::instance(doca_error_t *error) noexcept
 	if (current != nullptr && current->owner_pid_ == pid)
 		return current;
 	// First use, or a forked child still holding its parent's registry: that one stays the
-	// parent's (its mapping is released; the child never published in it).
+	// parent's (its mappings are released; the child never published in it).
 	if (current != nullptr) {
-		if (current->layout_ != nullptr)
-			munmap(current->layout_, sizeof(RegistryLayout));
-		if (current->fd_ >= 0)
-			close(current->fd_);
-		current->layout_ = nullptr;
-		current->fd_ = -1;
+		current->unmap_and_close();
 		current = nullptr; // leaked on purpose: the parent's object, never used again here
 	}
 	auto *created = new (std::nothrow) Registry();
@@ -92,31 +122,43 @@ Registry *Registry::instance(doca_error_t *error) noexcept
 
 doca_error_t Registry::init() noexcept
 {
-	fd_ = static_cast<int>(syscall(SYS_memfd_create, "softdpu-export-registry", MFD_CLOEXEC));
-	if (fd_ < 0) {
-		SDK_LOG_ERR("cannot create the export registry: memfd_create: %s", std::strerror(errno));
+	void *rules = nullptr;
+	void *state = nullptr;
+	uint64_t shared_inode = 0;
+	doca_error_t result =
+	    make_sealed_file("softdpu-export-registry", sizeof(SharedLayout), 0, &shared_fd_, &shared_inode, &state);
+	if (result != DOCA_SUCCESS)
+		return result;
+	shared_ = static_cast<SharedLayout *>(state);
+	// The rules file is written through this mapping only; fill the header before sealing.
+	result = make_sealed_file("softdpu-export-rules", sizeof(RegistryLayout), F_SEAL_FUTURE_WRITE, &fd_, &inode_,
+				  &rules);
+	if (rules != nullptr)
+		layout_ = static_cast<RegistryLayout *>(rules);
+	if (result != DOCA_SUCCESS)
+		return result;
+	uint64_t nonce[2];
+	if (!random_bytes(nonce, sizeof(nonce))) {
+		SDK_LOG_ERR("cannot create the export registry: no random bytes for its nonce");
 		return DOCA_ERROR_DRIVER;
 	}
-	struct stat st;
-	if (ftruncate(fd_, sizeof(RegistryLayout)) != 0 || fstat(fd_, &st) != 0) {
-		SDK_LOG_ERR("cannot size the export registry: %s", std::strerror(errno));
-		return DOCA_ERROR_DRIVER;
-	}
-	inode_ = st.st_ino;
-	void *mapped = mmap(nullptr, sizeof(RegistryLayout), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-	if (mapped == MAP_FAILED) {
-		SDK_LOG_ERR("cannot map the export registry: %s", std::strerror(errno));
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	// The file is zero-filled: every atomic starts at 0 (free entries, free slots).
-	layout_ = static_cast<RegistryLayout *>(mapped);
+	// The files are zero-filled: every atomic starts at 0 (free entries, free slots).
 	const ProcessIdentity &self = self_identity();
 	owner_pid_ = self.pid;
-	layout_->header.version = kRegistryVersion;
-	layout_->header.num_entries = kRegistryEntries;
-	layout_->header.owner_pid = self.pid;
-	layout_->header.owner_start_time = self.start_time;
-	layout_->header.magic.store(kRegistryMagic, std::memory_order_release);
+	shared_->header.owner_pid = self.pid;
+	shared_->header.owner_start_time = self.start_time;
+	shared_->header.magic.store(kSharedMagic, std::memory_order_release);
+	RegistryHeader &header = layout_->header;
+	header.version = kRegistryVersion;
+	header.num_entries = kRegistryEntries;
+	header.owner_pid = self.pid;
+	header.owner_start_time = self.start_time;
+	header.shared_fd = shared_fd_;
+	header.shared_inode = shared_inode;
+	header.nonce[0] = nonce[0];
+	header.nonce[1] = nonce[1];
+	header.mapped_at = reinterpret_cast<uint64_t>(&header);
+	header.magic.store(kRegistryMagic, std::memory_order_release);
 	try {
 		free_.reserve(kRegistryEntries);
 		for (uint32_t i = kRegistryEntries; i > 0; --i)
@@ -128,12 +170,25 @@ doca_error_t Registry::init() noexcept
 	return DOCA_SUCCESS;
 }
 
-Registry::~Registry()
+void Registry::unmap_and_close() noexcept
 {
 	if (layout_ != nullptr)
 		munmap(layout_, sizeof(RegistryLayout));
+	if (shared_ != nullptr)
+		munmap(shared_, sizeof(SharedLayout));
 	if (fd_ >= 0)
 		close(fd_);
+	if (shared_fd_ >= 0)
+		close(shared_fd_);
+	layout_ = nullptr;
+	shared_ = nullptr;
+	fd_ = -1;
+	shared_fd_ = -1;
+}
+
+Registry::~Registry()
+{
+	unmap_and_close();
 }
 
 doca_error_t Registry::publish(ExportKind kind, uint64_t base, uint64_t length, uint32_t access, ExportBlob *blob,
@@ -157,6 +212,7 @@ doca_error_t Registry::publish(ExportKind kind, uint64_t base, uint64_t length, 
 		export_id = next_export_id_++;
 	}
 	RegistryEntry &e = entry(slot);
+	SharedEntry &s = shared(slot);
 	// The generation changes first, so a blob of the entry's previous life never matches again.
 	const uint64_t generation = e.generation.load(std::memory_order_relaxed) + 1;
 	e.generation.store(generation, std::memory_order_seq_cst);
@@ -167,9 +223,9 @@ doca_error_t Registry::publish(ExportKind kind, uint64_t base, uint64_t length, 
 	e.access.store(access, std::memory_order_relaxed);
 	e.secret[0].store(secret[0], std::memory_order_relaxed);
 	e.secret[1].store(secret[1], std::memory_order_relaxed);
-	e.importers_died.store(0, std::memory_order_relaxed);
-	std::atomic_ref<uint64_t>(e.value).store(0, std::memory_order_relaxed);
-	e.waiters.store(0, std::memory_order_relaxed);
+	s.importers_died.store(0, std::memory_order_relaxed);
+	std::atomic_ref<uint64_t>(s.value).store(0, std::memory_order_relaxed);
+	s.waiters.store(0, std::memory_order_relaxed);
 	e.state.store(kEntryActive, std::memory_order_seq_cst);
 
 	const ProcessIdentity &self = self_identity();
@@ -191,18 +247,19 @@ doca_error_t Registry::publish(ExportKind kind, uint64_t base, uint64_t length, 
 	return DOCA_SUCCESS;
 }
 
-void Registry::revoke(uint32_t index) noexcept
+bool Registry::revoke(uint32_t index, std::chrono::milliseconds wait) noexcept
 {
 	RegistryEntry &e = entry(index);
-	e.state.store(kEntryRevoked, std::memory_order_seq_cst);
-	// Wake sync-event waiters so they notice.
-	e.futex_word.fetch_add(1, std::memory_order_seq_cst);
-	if (e.waiters.load(std::memory_order_seq_cst) != 0)
-		syscall(SYS_futex, &e.futex_word, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
-
-	const auto deadline = std::chrono::steady_clock::now() + kRevokeWait;
-	bool stuck = false;
-	for (AccessorSlot &slot : e.slots) {
+	SharedEntry &s = shared(index);
+	if (e.state.load(std::memory_order_seq_cst) == kEntryActive) {
+		e.state.store(kEntryRevoked, std::memory_order_seq_cst);
+		// Wake sync-event waiters so they notice.
+		s.futex_word.fetch_add(1, std::memory_order_seq_cst);
+		if (s.waiters.load(std::memory_order_seq_cst) != 0)
+			syscall(SYS_futex, &s.futex_word, FUTEX_WAKE, INT32_MAX, nullptr, nullptr, 0);
+	}
+	const auto deadline = std::chrono::steady_clock::now() + wait;
+	for (AccessorSlot &slot : s.slots) {
 		unsigned spins = 0;
 		while (slot.in_access.load(std::memory_order_seq_cst) != 0) {
 			const uint32_t pid = slot.pid.load(std::memory_order_acquire);
@@ -213,13 +270,11 @@ void Registry::revoke(uint32_t index) noexcept
 			}
 			if (std::chrono::steady_clock::now() >= deadline) {
 				SDK_LOG_ERR(
-				    "export %llu: importer %u still inside an access after %lld ms; the entry "
-				    "is quarantined",
+				    "export %llu: importing process %u is still inside an access after %lld ms "
+				    "(stalled or stopped); the export is revoked but its memory is not released",
 				    (unsigned long long)e.export_id.load(std::memory_order_relaxed), pid,
-				    (long long)std::chrono::duration_cast<std::chrono::milliseconds>(kRevokeWait)
-					.count());
-				stuck = true;
-				break;
+				    (long long)wait.count());
+				return false;
 			}
 			if (spins < 256)
 				sched_yield();
@@ -227,16 +282,49 @@ void Registry::revoke(uint32_t index) noexcept
 				std::this_thread::sleep_for(std::chrono::microseconds(50));
 		}
 	}
-	if (stuck) {
-		// Never reused: the stuck importer re-checks the state when its access ends.
-		e.state.store(kEntryQuarantined, std::memory_order_seq_cst);
-		return;
-	}
+	return true;
+}
+
+void Registry::release(uint32_t index) noexcept
+{
 	std::lock_guard lock(mutex_);
+	// Reserved by init() for every entry: cannot throw.
 	free_.push_back(index);
 }
 
+void Registry::quarantine(uint32_t index) noexcept
+{
+	entry(index).state.store(kEntryQuarantined, std::memory_order_seq_cst);
+}
+
 // ---- Import ----
+
+namespace {
+
+// Opens /proc/<pid>/fd/<fd> and checks it is the sealed registry file made by the exporter.
+int open_registry_file(uint32_t pid, int32_t fd_number, uint64_t inode, size_t size, unsigned seals, int flags,
+		       const char *what) noexcept
+{
+	char path[64];
+	std::snprintf(path, sizeof(path), "/proc/%u/fd/%d", pid, fd_number);
+	const int fd = ::open(path, flags | O_CLOEXEC);
+	if (fd < 0) {
+		SDK_LOG_ERR("import rejected: cannot open the exporter's %s (%s): %s", what, path,
+			    std::strerror(errno));
+		return -1;
+	}
+	struct stat st;
+	const int have = fcntl(fd, F_GET_SEALS);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || static_cast<uint64_t>(st.st_ino) != inode ||
+	    static_cast<size_t>(st.st_size) != size || have < 0 || (static_cast<unsigned>(have) & seals) != seals) {
+		close(fd);
+		SDK_LOG_ERR("import rejected: %s is not the exporter's sealed %s", path, what);
+		return -1;
+	}
+	return fd;
+}
+
+} // namespace
 
 doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) noexcept
 {
@@ -265,39 +353,66 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 			    import->pidfd_ < 0 ? std::strerror(errno) : "it exited");
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
+	// The handle on the exporter's address space first: the nonce check below proves it is the one
+	// that holds the registry (so not a program the exporter exec'd in between).
 	char path[64];
-	std::snprintf(path, sizeof(path), "/proc/%u/fd/%d", blob.exporter_pid, blob.registry_fd);
-	const int fd = ::open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		SDK_LOG_ERR("import rejected: cannot open the exporter's registry (%s): %s", path,
-			    std::strerror(errno));
-		return errno == EACCES || errno == EPERM ? DOCA_ERROR_NOT_PERMITTED : DOCA_ERROR_NOT_PERMITTED;
-	}
-	struct stat st;
-	if (fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_ino) != blob.registry_inode ||
-	    static_cast<size_t>(st.st_size) < sizeof(RegistryLayout)) {
-		close(fd);
-		SDK_LOG_ERR("import rejected: %s is not the exporter's registry", path);
+	std::snprintf(path, sizeof(path), "/proc/%u/mem", blob.exporter_pid);
+	import->mem_fd_ = ::open(path, O_RDWR | O_CLOEXEC);
+	if (import->mem_fd_ < 0) {
+		SDK_LOG_ERR("import rejected: cannot reach the exporter's memory (%s): %s", path, std::strerror(errno));
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
-	void *mapped = mmap(nullptr, sizeof(RegistryLayout), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int fd = open_registry_file(blob.exporter_pid, blob.registry_fd, blob.registry_inode, sizeof(RegistryLayout),
+				    F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE, O_RDONLY, "registry");
+	if (fd < 0)
+		return DOCA_ERROR_NOT_PERMITTED;
+	void *mapped = mmap(nullptr, sizeof(RegistryLayout), PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (mapped == MAP_FAILED) {
 		SDK_LOG_ERR("import failed: cannot map the exporter's registry: %s", std::strerror(errno));
 		return DOCA_ERROR_NO_MEMORY;
 	}
-	import->mapping_ = mapped;
-	import->mapping_len_ = sizeof(RegistryLayout);
-	auto *layout = static_cast<RegistryLayout *>(mapped);
-	if (layout->header.magic.load(std::memory_order_acquire) != kRegistryMagic ||
-	    layout->header.version != kRegistryVersion || layout->header.owner_pid != blob.exporter_pid ||
-	    layout->header.owner_start_time != blob.exporter_start_time ||
-	    blob.entry_index >= layout->header.num_entries || layout->header.num_entries > kRegistryEntries) {
+	import->rules_ = mapped;
+	const auto *layout = static_cast<const RegistryLayout *>(mapped);
+	const RegistryHeader &header = layout->header;
+	if (header.magic.load(std::memory_order_acquire) != kRegistryMagic || header.version != kRegistryVersion ||
+	    header.owner_pid != blob.exporter_pid || header.owner_start_time != blob.exporter_start_time ||
+	    header.num_entries > kRegistryEntries || blob.entry_index >= header.num_entries) {
 		SDK_LOG_ERR("import rejected: the exporter's registry does not match the descriptor");
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
-	RegistryEntry &e = layout->entries[blob.entry_index];
+	import->nonce_[0] = header.nonce[0];
+	import->nonce_[1] = header.nonce[1];
+	import->nonce_addr_ = header.mapped_at + offsetof(RegistryHeader, nonce);
+	uint64_t seen[2] = {};
+	if (pread(import->mem_fd_, seen, sizeof(seen), static_cast<off_t>(import->nonce_addr_)) != sizeof(seen) ||
+	    seen[0] != import->nonce_[0] || seen[1] != import->nonce_[1]) {
+		SDK_LOG_ERR("import rejected: exporting process %u no longer runs the program that exported (exec)",
+			    blob.exporter_pid);
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	fd = open_registry_file(blob.exporter_pid, header.shared_fd, header.shared_inode, sizeof(SharedLayout),
+				F_SEAL_SHRINK | F_SEAL_GROW, O_RDWR, "registry state");
+	if (fd < 0)
+		return DOCA_ERROR_NOT_PERMITTED;
+	mapped = mmap(nullptr, sizeof(SharedLayout), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (mapped == MAP_FAILED) {
+		SDK_LOG_ERR("import failed: cannot map the exporter's registry state: %s", std::strerror(errno));
+		return DOCA_ERROR_NO_MEMORY;
+	}
+	import->state_ = mapped;
+	auto *state = static_cast<SharedLayout *>(mapped);
+	if (state->header.magic.load(std::memory_order_acquire) != kSharedMagic ||
+	    state->header.owner_pid != blob.exporter_pid ||
+	    state->header.owner_start_time != blob.exporter_start_time) {
+		SDK_LOG_ERR("import rejected: the exporter's registry state does not match the descriptor");
+		return DOCA_ERROR_NOT_PERMITTED;
+	}
+	const RegistryEntry &e = layout->entries[blob.entry_index];
+	SharedEntry &s = state->entries[blob.entry_index];
 	import->entry_ = &e;
+	import->shared_ = &s;
 	const auto matches = [&]() {
 		return e.state.load(std::memory_order_seq_cst) == kEntryActive &&
 		       e.generation.load(std::memory_order_seq_cst) == blob.generation;
@@ -327,7 +442,7 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 	{
 		std::lock_guard lock(claim_mutex());
 		AccessorSlot *mine = nullptr;
-		for (AccessorSlot &slot : e.slots) {
+		for (AccessorSlot &slot : s.slots) {
 			if (slot.pid.load(std::memory_order_acquire) == self.pid &&
 			    slot.start_time.load(std::memory_order_acquire) == self.start_time) {
 				mine = &slot;
@@ -335,13 +450,13 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 			}
 		}
 		for (int pass = 0; mine == nullptr && pass < 2; ++pass) {
-			for (AccessorSlot &slot : e.slots) {
+			for (AccessorSlot &slot : s.slots) {
 				uint32_t expected = slot.pid.load(std::memory_order_acquire);
 				// Pass 0: free slots; pass 1: slots of importers that died.
 				if (pass == 0 ? expected != 0 : !slot_owner_dead(slot))
 					continue;
 				if (pass == 1)
-					e.importers_died.store(1, std::memory_order_relaxed);
+					s.importers_died.store(1, std::memory_order_relaxed);
 				if (slot.pid.compare_exchange_strong(expected, self.pid, std::memory_order_acq_rel)) {
 					slot.start_time.store(self.start_time, std::memory_order_release);
 					slot.in_access.store(0, std::memory_order_seq_cst);
@@ -377,17 +492,26 @@ Import::~Import()
 			slot_->pid.store(0, std::memory_order_release);
 		}
 	}
-	if (mapping_ != nullptr)
-		munmap(mapping_, mapping_len_);
+	if (rules_ != nullptr)
+		munmap(const_cast<void *>(rules_), sizeof(RegistryLayout));
+	if (state_ != nullptr)
+		munmap(state_, sizeof(SharedLayout));
 	if (pidfd_ >= 0)
 		close(pidfd_);
+	if (mem_fd_ >= 0)
+		close(mem_fd_);
 }
 
 bool Import::exporter_alive() const noexcept
 {
 	struct pollfd pfd = {pidfd_, POLLIN, 0};
-	// A pidfd polls readable once its process has exited.
-	return poll(&pfd, 1, 0) == 0;
+	// A pidfd polls readable once its process has exited; the address space handle reads nothing
+	// once the exporter exited or exec'd.
+	if (poll(&pfd, 1, 0) != 0)
+		return false;
+	uint64_t seen[2] = {};
+	return pread(mem_fd_, seen, sizeof(seen), static_cast<off_t>(nonce_addr_)) == sizeof(seen) &&
+	       seen[0] == nonce_[0] && seen[1] == nonce_[1];
 }
 
 bool Import::export_active() const noexcept
@@ -411,6 +535,116 @@ void Import::end_access() noexcept
 	slot_->in_access.fetch_sub(1, std::memory_order_seq_cst);
 }
 
+namespace {
+
+constexpr size_t kBatch = 128; // user iovecs per process_vm_readv (one more for the nonce)
+
+void zero(const struct iovec *iov, size_t count) noexcept
+{
+	for (size_t i = 0; i < count; ++i)
+		std::memset(iov[i].iov_base, 0, iov[i].iov_len);
+}
+
+size_t total_of(const struct iovec *iov, size_t count) noexcept
+{
+	size_t total = 0;
+	for (size_t i = 0; i < count; ++i)
+		total += iov[i].iov_len;
+	return total;
+}
+
+} // namespace
+
+// One process_vm_readv whose first piece is the registry's nonce, read from the exporter's own
+// mapping: the kernel resolves the address space once per call, so a matching nonce proves the
+// data came from the address space of the export, not from a program the exporter exec'd.
+doca_error_t Import::read_batch(const struct iovec *local, size_t local_count, const struct iovec *remote,
+				size_t remote_count, size_t total) noexcept
+{
+	uint64_t seen[2] = {};
+	struct iovec local_v[kBatch + 1];
+	struct iovec remote_v[kBatch + 1];
+	local_v[0] = {seen, sizeof(seen)};
+	remote_v[0] = {reinterpret_cast<void *>(nonce_addr_), sizeof(seen)};
+	std::memcpy(&local_v[1], local, local_count * sizeof(struct iovec));
+	std::memcpy(&remote_v[1], remote, remote_count * sizeof(struct iovec));
+	const auto pid = static_cast<pid_t>(blob_.exporter_pid);
+	const ssize_t n = process_vm_readv(pid, local_v, local_count + 1, remote_v, remote_count + 1, 0);
+	const int saved_errno = errno;
+	if (n < static_cast<ssize_t>(sizeof(seen)) || seen[0] != nonce_[0] || seen[1] != nonce_[1]) {
+		zero(local, local_count);
+		if (n < 0 && saved_errno != ESRCH && saved_errno != EFAULT)
+			SDK_LOG_ERR("export %llu: process_vm_readv: %s", (unsigned long long)blob_.export_id,
+				    std::strerror(saved_errno));
+		SDK_LOG_ERR("export %llu: exporting process %u has exited or no longer runs the program that "
+			    "exported (exec)",
+			    (unsigned long long)blob_.export_id, blob_.exporter_pid);
+		return DOCA_ERROR_NOT_CONNECTED;
+	}
+	if (static_cast<size_t>(n) - sizeof(seen) == total)
+		return DOCA_SUCCESS;
+	SDK_LOG_ERR("export %llu: process_vm_readv of %zu bytes moved %zd: the exporter no longer maps its memory",
+		    (unsigned long long)blob_.export_id, total, n - static_cast<ssize_t>(sizeof(seen)));
+	return DOCA_ERROR_IO_FAILED;
+}
+
+// Writes through /proc/<exporter>/mem opened at import: it keeps referring to the address space of
+// the export and writes nothing once the exporter exited or exec'd. One pwritev per run of
+// contiguous remote pieces.
+doca_error_t Import::write_all(const struct iovec *local, size_t local_count, const struct iovec *remote,
+			       size_t remote_count) noexcept
+{
+	const auto address = [remote](size_t i) { return reinterpret_cast<uint64_t>(remote[i].iov_base); };
+	struct iovec run[kBatch];
+	size_t li = 0, loff = 0; // position in local
+	size_t ri = 0, roff = 0; // position in remote
+	for (;;) {
+		uint64_t start = 0;
+		uint64_t want = 0;
+		size_t runs = 0;
+		// Local slices for as long as the remote side stays contiguous (at most kBatch).
+		while (runs < kBatch) {
+			if (ri < remote_count && roff == remote[ri].iov_len) {
+				++ri;
+				roff = 0;
+				continue;
+			}
+			if (li < local_count && loff == local[li].iov_len) {
+				++li;
+				loff = 0;
+				continue;
+			}
+			if (ri == remote_count || li == local_count)
+				break;
+			if (want == 0)
+				start = address(ri) + roff;
+			else if (address(ri) + roff != start + want)
+				break;
+			const size_t take = std::min(local[li].iov_len - loff, remote[ri].iov_len - roff);
+			run[runs++] = {static_cast<uint8_t *>(local[li].iov_base) + loff, take};
+			loff += take;
+			roff += take;
+			want += take;
+		}
+		if (want == 0)
+			return DOCA_SUCCESS;
+		const ssize_t n = pwritev(mem_fd_, run, static_cast<int>(runs), static_cast<off_t>(start));
+		if (n == static_cast<ssize_t>(want))
+			continue;
+		const int saved_errno = errno;
+		if (n == 0) {
+			SDK_LOG_ERR("export %llu: exporting process %u has exited or no longer runs the program that "
+				    "exported (exec)",
+				    (unsigned long long)blob_.export_id, blob_.exporter_pid);
+			return DOCA_ERROR_NOT_CONNECTED;
+		}
+		SDK_LOG_ERR("export %llu: write of %llu bytes moved %zd: %s", (unsigned long long)blob_.export_id,
+			    (unsigned long long)want, n,
+			    n < 0 ? std::strerror(saved_errno) : "the exporter no longer maps its memory");
+		return DOCA_ERROR_IO_FAILED;
+	}
+}
+
 doca_error_t Import::transfer(bool write, const struct iovec *local, size_t local_count, const struct iovec *remote,
 			      size_t remote_count) noexcept
 {
@@ -424,7 +658,6 @@ doca_error_t Import::transfer(bool write, const struct iovec *local, size_t loca
 			    write ? "writes" : "reads");
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
-	size_t total = 0;
 	for (size_t i = 0; i < remote_count; ++i) {
 		const uint64_t a = reinterpret_cast<uint64_t>(remote[i].iov_base);
 		const uint64_t n = remote[i].iov_len;
@@ -433,33 +666,31 @@ doca_error_t Import::transfer(bool write, const struct iovec *local, size_t loca
 				    (unsigned long long)n, (unsigned long long)blob_.export_id);
 			return DOCA_ERROR_NOT_PERMITTED;
 		}
-		total += n;
-	}
-	if (!exporter_alive()) {
-		SDK_LOG_ERR("export %llu: exporting process %u has exited", (unsigned long long)blob_.export_id,
-			    blob_.exporter_pid);
-		return DOCA_ERROR_NOT_CONNECTED;
 	}
 	if (!begin_access()) {
 		SDK_LOG_ERR("export %llu was revoked", (unsigned long long)blob_.export_id);
 		return DOCA_ERROR_NOT_CONNECTED;
 	}
-	const auto pid = static_cast<pid_t>(blob_.exporter_pid);
-	const ssize_t n = write ? process_vm_writev(pid, local, local_count, remote, remote_count, 0)
-				: process_vm_readv(pid, local, local_count, remote, remote_count, 0);
-	const int saved_errno = errno;
-	end_access();
-	if (n == static_cast<ssize_t>(total))
-		return DOCA_SUCCESS;
-	if (n < 0 && saved_errno == ESRCH) {
-		SDK_LOG_ERR("export %llu: exporting process %u has exited", (unsigned long long)blob_.export_id,
-			    blob_.exporter_pid);
-		return DOCA_ERROR_NOT_CONNECTED;
+	doca_error_t result = DOCA_SUCCESS;
+	if (write) {
+		result = write_all(local, local_count, remote, remote_count);
+	} else if (local_count <= kBatch && remote_count <= kBatch) {
+		result = read_batch(local, local_count, remote, remote_count, total_of(remote, remote_count));
+	} else {
+		// Pair the pieces one by one (callers pass equal lengths on both sides), kBatch at a time.
+		for (size_t i = 0; result == DOCA_SUCCESS && i < remote_count; i += kBatch) {
+			const size_t count = remote_count - i < kBatch ? remote_count - i : kBatch;
+			result = read_batch(local + i, count, remote + i, count, total_of(remote + i, count));
+		}
 	}
-	SDK_LOG_ERR("export %llu: %s of %zu bytes moved %zd: %s", (unsigned long long)blob_.export_id,
-		    write ? "process_vm_writev" : "process_vm_readv", total, n,
-		    n < 0 ? std::strerror(saved_errno) : "partial copy");
-	return DOCA_ERROR_IO_FAILED;
+	// The grant was withdrawn while the copy ran: the copy does not count (the exporter's stop
+	// waited for it, and reports success only after this access ended).
+	if (result == DOCA_SUCCESS && !export_active()) {
+		SDK_LOG_ERR("export %llu was revoked during the copy", (unsigned long long)blob_.export_id);
+		result = DOCA_ERROR_NOT_CONNECTED;
+	}
+	end_access();
+	return result;
 }
 
 } // namespace softdpu::xproc

@@ -247,6 +247,74 @@ TEST_F(Mmap, StartNeedsAMemrange)
 	EXPECT_EQ(doca_mmap_start(mmap), DOCA_ERROR_BAD_STATE);
 }
 
+// What memory registration refuses on hardware: a range that is not mapped, or mapped without the
+// access the flags ask for. Such memory used to pass start and crash the process in a DMA task.
+class MmapStartChecksMemory : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+		void *p = ::mmap(nullptr, 2 * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ASSERT_NE(p, MAP_FAILED);
+		pages_ = static_cast<uint8_t *>(p);
+	}
+	void TearDown() override { munmap(pages_, 2 * page_); }
+
+	doca_error_t start(void *addr, size_t len, uint32_t permissions)
+	{
+		doca_mmap *m = nullptr;
+		EXPECT_EQ(doca_mmap_create(&m), DOCA_SUCCESS);
+		EXPECT_EQ(doca_mmap_set_memrange(m, addr, len), DOCA_SUCCESS);
+		EXPECT_EQ(doca_mmap_set_permissions(m, permissions), DOCA_SUCCESS);
+		const doca_error_t result = doca_mmap_start(m);
+		EXPECT_EQ(m->is_started(), result == DOCA_SUCCESS);
+		EXPECT_EQ(doca_mmap_destroy(m), DOCA_SUCCESS);
+		return result;
+	}
+	size_t page_ = 0;
+	uint8_t *pages_ = nullptr;
+};
+
+TEST_F(MmapStartChecksMemory, UnmappedRangeIsInvalid)
+{
+	ASSERT_EQ(munmap(pages_ + page_, page_), 0);
+	EXPECT_EQ(start(pages_, 2 * page_, DOCA_ACCESS_FLAG_LOCAL_READ_ONLY), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(start(pages_ + page_, 16, DOCA_ACCESS_FLAG_LOCAL_READ_ONLY), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(start(pages_, page_, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), DOCA_SUCCESS);
+}
+
+TEST_F(MmapStartChecksMemory, ReadOnlyPagesOnlyForReadOnlyAccess)
+{
+	ASSERT_EQ(mprotect(pages_, 2 * page_, PROT_READ), 0);
+	EXPECT_EQ(start(pages_, 2 * page_, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(start(pages_, 2 * page_, DOCA_ACCESS_FLAG_LOCAL_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE),
+		  DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(start(pages_, 2 * page_, DOCA_ACCESS_FLAG_LOCAL_READ_ONLY | DOCA_ACCESS_FLAG_RDMA_WRITE),
+		  DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(start(pages_, 2 * page_,
+			DOCA_ACCESS_FLAG_LOCAL_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_RDMA_READ),
+		  DOCA_SUCCESS);
+}
+
+TEST_F(MmapStartChecksMemory, InaccessiblePagesAreInvalid)
+{
+	ASSERT_EQ(mprotect(pages_ + page_, page_, PROT_NONE), 0);
+	EXPECT_EQ(start(pages_, 2 * page_, DOCA_ACCESS_FLAG_LOCAL_READ_ONLY), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(start(pages_, page_, DOCA_ACCESS_FLAG_LOCAL_READ_ONLY), DOCA_SUCCESS);
+}
+
+TEST_F(MmapStartChecksMemory, RefusedStartCanBeRetriedOnceTheMemoryIsThere)
+{
+	doca_mmap *m = nullptr;
+	ASSERT_EQ(doca_mmap_create(&m), DOCA_SUCCESS);
+	ASSERT_EQ(mprotect(pages_, page_, PROT_READ), 0);
+	ASSERT_EQ(doca_mmap_set_memrange(m, pages_, page_), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_start(m), DOCA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(mprotect(pages_, page_, PROT_READ | PROT_WRITE), 0);
+	EXPECT_EQ(doca_mmap_start(m), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_destroy(m), DOCA_SUCCESS);
+}
+
 TEST_F(Mmap, StartAndStopStateErrors)
 {
 	ASSERT_EQ(doca_mmap_set_memrange(mmap, memory.data(), memory.size()), DOCA_SUCCESS);

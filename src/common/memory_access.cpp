@@ -1,0 +1,133 @@
+#include "common/memory_access.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace softdpu::common {
+
+namespace {
+
+// One line of /proc/self/maps: "start-end perms offset dev inode path".
+struct MapsLine {
+	uintptr_t start = 0;
+	uintptr_t end = 0;
+	bool read = false;
+	bool write = false;
+};
+
+bool parse_hex(const char *&p, const char *end, uintptr_t *out) noexcept
+{
+	uintptr_t value = 0;
+	const char *begin = p;
+	for (; p < end; ++p) {
+		const char c = *p;
+		unsigned digit;
+		if (c >= '0' && c <= '9')
+			digit = static_cast<unsigned>(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			digit = static_cast<unsigned>(c - 'a' + 10);
+		else
+			break;
+		if (value > (UINTPTR_MAX >> 4))
+			return false;
+		value = value << 4 | digit;
+	}
+	*out = value;
+	return p != begin;
+}
+
+bool parse_line(const char *p, const char *end, MapsLine *line) noexcept
+{
+	if (!parse_hex(p, end, &line->start) || p >= end || *p++ != '-' || !parse_hex(p, end, &line->end) ||
+	    end - p < 3 || *p++ != ' ')
+		return false;
+	line->read = p[0] == 'r';
+	line->write = p[1] == 'w';
+	return line->end > line->start;
+}
+
+} // namespace
+
+RangeAccess check_range_access(uintptr_t addr, size_t len, bool need_write, uintptr_t *first_bad) noexcept
+{
+	int fd;
+	do
+		fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	while (fd < 0 && errno == EINTR);
+	if (fd < 0)
+		return RangeAccess::unknown;
+	// The lines are sorted by address; `next` is the first byte not yet known to be usable.
+	uintptr_t next = addr;
+	const uintptr_t last = addr + (len - 1);
+	RangeAccess result = RangeAccess::unknown;
+	char buf[4096];
+	size_t have = 0;
+	bool eof = false;
+	bool skipping = false; // inside the rest of a line longer than buf (a very long path)
+	for (;;) {
+		if (!eof && have < sizeof(buf)) {
+			const ssize_t n = read(fd, buf + have, sizeof(buf) - have);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				break;
+			eof = n == 0;
+			have += static_cast<size_t>(n);
+		}
+		if (have == 0 && eof) {
+			*first_bad = next;
+			result = RangeAccess::unmapped;
+			break;
+		}
+		const auto *newline = static_cast<const char *>(std::memchr(buf, '\n', have));
+		if (newline == nullptr && !eof && have < sizeof(buf))
+			continue;
+		const char *line_end = newline != nullptr ? newline : buf + have;
+		const size_t used = newline != nullptr ? static_cast<size_t>(newline - buf) + 1 : have;
+		MapsLine line;
+		if (!skipping && parse_line(buf, line_end, &line) && line.end > next) {
+			if (line.start > next)
+				result = RangeAccess::unmapped;
+			else if (!line.read)
+				result = RangeAccess::no_read;
+			else if (need_write && !line.write)
+				result = RangeAccess::no_write;
+			else if (line.end - 1 >= last)
+				result = RangeAccess::ok;
+			else
+				next = line.end;
+			if (result != RangeAccess::unknown) {
+				if (result != RangeAccess::ok)
+					*first_bad = next;
+				break;
+			}
+		}
+		skipping = newline == nullptr;
+		std::memmove(buf, buf + used, have - used);
+		have -= used;
+	}
+	close(fd);
+	return result;
+}
+
+const char *to_string(RangeAccess access) noexcept
+{
+	switch (access) {
+	case RangeAccess::ok:
+		return "mapped with the access asked for";
+	case RangeAccess::unmapped:
+		return "not mapped";
+	case RangeAccess::no_read:
+		return "mapped without read access";
+	case RangeAccess::no_write:
+		return "mapped read-only, but write access was asked for";
+	case RangeAccess::unknown:
+		break;
+	}
+	return "of unknown access (/proc/self/maps could not be read)";
+}
+
+} // namespace softdpu::common

@@ -1,0 +1,263 @@
+// What an importer or a peer of the same user can do to an export, and what it must not achieve
+// (issue 18): a stop that returns while a copy can still land, an exec that hands the imports a new
+// program, a registry a peer truncates or rewrites.
+#include "xproc_fixture.hpp"
+
+#include <doca_mmap.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+
+using namespace xproc_test;
+using softdpu::device::Side;
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0)
+{
+	return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string fnv_hex(const uint8_t *p, size_t len)
+{
+	char out[32];
+	std::snprintf(out, sizeof(out), "ok %016llx", (unsigned long long)fnv(p, len));
+	return out;
+}
+
+// The export registry files of process pid: {descriptor number, name} of each.
+std::vector<std::pair<int, std::string>> registry_files(pid_t pid)
+{
+	std::vector<std::pair<int, std::string>> out;
+	for (int fd = 0; fd < 1024; ++fd) {
+		char path[64], target[256];
+		std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", pid, fd);
+		const ssize_t n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (std::strstr(target, "memfd:softdpu-export") != nullptr)
+			out.emplace_back(fd, target);
+	}
+	return out;
+}
+
+// This process's mappings of the export registry files, as lines of /proc/self/maps.
+std::vector<std::string> registry_mappings()
+{
+	std::vector<std::string> out;
+	std::ifstream maps("/proc/self/maps");
+	for (std::string line; std::getline(maps, line);)
+		if (line.find("softdpu-export") != std::string::npos)
+			out.push_back(line);
+	return out;
+}
+
+} // namespace
+
+// Item 1: the DPU's copy into host memory stalls on its own source pages (userfaultfd). The
+// host's stop must not report success while that copy can still land, and the copy, which lost
+// its grant while it ran, must fail.
+TEST(XprocStopTest, StopRefusesWhileAnImporterIsInsideACopyAndTheCopyFails)
+{
+	SideGuard side(Side::host);
+	constexpr size_t kBytes = 8192;
+	doca_dev *pf0 = open_by_pci("0b:00.0");
+	ASSERT_NE(pf0, nullptr);
+	std::vector<uint8_t> memory(kBytes);
+	fill_pattern(memory.data(), memory.size(), 3);
+	doca_mmap *mmap = started_mmap(memory, pf0, kReadWrite);
+	ASSERT_NE(mmap, nullptr);
+	const void *blob = nullptr;
+	size_t blob_len = 0;
+	ASSERT_EQ(doca_mmap_export_pci(mmap, pf0, &blob, &blob_len), DOCA_SUCCESS);
+
+	auto dpu = start_peer("dpu");
+	ASSERT_EQ(dpu->call("import 03:00.0 0 " + to_hex(blob, blob_len)), "ok");
+	const std::string started = dpu->call("stallwrite " + std::to_string(kBytes) + " 4000 8");
+	if (started.rfind("err userfaultfd", 0) == 0)
+		GTEST_SKIP() << "the peer cannot use userfaultfd here: " << started;
+	ASSERT_EQ(started, "ok started");
+	std::this_thread::sleep_for(std::chrono::milliseconds(200)); // into the stalled copy
+
+	auto t0 = std::chrono::steady_clock::now();
+	EXPECT_EQ(doca_mmap_stop(mmap), DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_GE(ms_since(t0), 900.0);
+	// Still started and exported: nothing is released, nothing can be re-exported meanwhile.
+	uint8_t exported = 0;
+	EXPECT_EQ(doca_mmap_get_exported(mmap, &exported), DOCA_SUCCESS);
+	EXPECT_EQ(exported, 1);
+	EXPECT_EQ(doca_mmap_export_pci(mmap, pf0, &blob, &blob_len), DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_ERROR_NOT_PERMITTED);
+
+	// The copy resumes, lands (the host has not taken its memory back), and is reported failed.
+	EXPECT_EQ(dpu->read_line(10000), "err DOCA_ERROR_NOT_CONNECTED");
+	t0 = std::chrono::steady_clock::now();
+	EXPECT_EQ(doca_mmap_stop(mmap), DOCA_SUCCESS);
+	EXPECT_LT(ms_since(t0), 500.0);
+	EXPECT_EQ(doca_mmap_get_exported(mmap, &exported), DOCA_SUCCESS);
+	EXPECT_EQ(exported, 0);
+	// After stop returned nothing lands any more: the importer's next write fails, memory unchanged.
+	const std::vector<uint8_t> after_stop = memory;
+	const std::string again = dpu->call("stallwrite 4096 0 9");
+	EXPECT_EQ(again, "ok started");
+	EXPECT_EQ(dpu->read_line(10000), "err DOCA_ERROR_NOT_CONNECTED");
+	EXPECT_EQ(memory, after_stop);
+	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
+	dpu.reset();
+	EXPECT_EQ(doca_dev_close(pf0), DOCA_SUCCESS);
+}
+
+// Item 2: imports end with the address space they were granted for. The exporter execs a fresh
+// program (same pid, start time and pidfd) that lays its memory out the same way: nothing of it is
+// written or read through the old import, and the old descriptor no longer imports.
+TEST(XprocExecTest, ExecOfTheExporterEndsItsImports)
+{
+	SideGuard side(Side::dpu);
+	constexpr size_t kBytes = 8192;
+	auto host = start_peer("host");
+	ASSERT_EQ(host->call("exec"), "ok exec"); // address space randomization off from here on
+	const std::string pid_before = host->call("pid");
+	ASSERT_EQ(pid_before, "ok " + std::to_string(host->pid()));
+	const Export first = peer_export(*host, "0b:00.0", kBytes, kReadWrite, "pci", 7);
+	ASSERT_FALSE(first.blob.empty());
+
+	doca_dev *p0 = open_by_pci("03:00.0");
+	ASSERT_NE(p0, nullptr);
+	doca_mmap *remote = nullptr;
+	ASSERT_EQ(doca_mmap_create_from_export(nullptr, first.blob.data(), first.blob.size(), p0, &remote),
+		  DOCA_SUCCESS);
+	{
+		DmaRig rig(p0);
+		LocalMemory local(p0, kBytes);
+		auto *r = reinterpret_cast<uint8_t *>(first.addr);
+		doca_buf *src = rig.buf(remote, r, kBytes, kBytes);
+		doca_buf *dst = rig.buf(local.mmap, local.data.data(), kBytes, 0);
+		ASSERT_EQ(rig.copy(src, dst), DOCA_SUCCESS);
+		EXPECT_TRUE(check_pattern(local.data.data(), kBytes, 7));
+
+		// The same program again, from the start, with the same commands: the same layout.
+		ASSERT_EQ(host->call("exec"), "ok exec");
+		EXPECT_EQ(host->call("pid"), pid_before);
+		const Export second = peer_export(*host, "0b:00.0", kBytes, kReadWrite, "pci", 9);
+		ASSERT_FALSE(second.blob.empty());
+		if (second.addr != first.addr)
+			std::printf("note: the new program's memory is at 0x%llx, not 0x%llx as before exec\n",
+				    (unsigned long long)second.addr, (unsigned long long)first.addr);
+
+		rig.restart();
+		fill_pattern(local.data.data(), kBytes, 11);
+		doca_buf *lsrc = rig.buf(local.mmap, local.data.data(), kBytes, kBytes);
+		doca_buf *rdst = rig.buf(remote, r, kBytes, 0);
+		EXPECT_EQ(rig.copy(lsrc, rdst), DOCA_ERROR_NOT_CONNECTED);
+		char sum[32];
+		std::snprintf(sum, sizeof(sum), "sum 0 %zu", kBytes);
+		std::vector<uint8_t> expected(kBytes);
+		fill_pattern(expected.data(), kBytes, 9);
+		EXPECT_EQ(host->call(sum), fnv_hex(expected.data(), kBytes)) << "the new program was written";
+
+		rig.restart();
+		std::memset(local.data.data(), 0, kBytes);
+		doca_buf_set_data(dst, local.data.data(), 0);
+		EXPECT_EQ(rig.copy(src, dst), DOCA_ERROR_NOT_CONNECTED);
+		EXPECT_FALSE(check_pattern(local.data.data(), 64, 9)) << "the new program was read";
+		for (doca_buf *buf : {src, dst, lsrc, rdst})
+			doca_buf_dec_refcount(buf, nullptr);
+	}
+	doca_mmap *again = nullptr;
+	EXPECT_EQ(doca_mmap_create_from_export(nullptr, first.blob.data(), first.blob.size(), p0, &again),
+		  DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_EQ(doca_mmap_destroy(remote), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
+}
+
+// Items 3 and 4: a same-user process opens the exporter's registry files through /proc. It can
+// neither resize them (which used to kill exporter and importers with SIGBUS) nor write the access
+// rules (which used to let it widen an export); the importer maps the rules read-only.
+TEST(XprocRegistryTest, PeersCannotResizeTheRegistryOrRewriteItsRules)
+{
+	SideGuard side(Side::dpu);
+	constexpr size_t kBytes = 4096;
+	auto host = start_peer("host");
+	const Export exported = peer_export(
+	    *host, "0b:00.0", kBytes, DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_LOCAL_READ_WRITE, "pci", 5);
+	ASSERT_FALSE(exported.blob.empty());
+	doca_dev *p0 = open_by_pci("03:00.0");
+	ASSERT_NE(p0, nullptr);
+	// The import's own views: the rules read-only, the shared state read-write (this process's own
+	// registry, from exports of earlier tests, is among the mappings too: only new ones count).
+	const std::vector<std::string> before = registry_mappings();
+	doca_mmap *remote = nullptr;
+	ASSERT_EQ(doca_mmap_create_from_export(nullptr, exported.blob.data(), exported.blob.size(), p0, &remote),
+		  DOCA_SUCCESS);
+	std::vector<std::string> added;
+	for (const std::string &line : registry_mappings())
+		if (std::find(before.begin(), before.end(), line) == before.end())
+			added.push_back(line);
+	ASSERT_EQ(added.size(), 2u);
+	for (const std::string &line : added) {
+		const std::string perms = line.substr(line.find(' ') + 1, 4);
+		if (line.find("softdpu-export-rules") != std::string::npos)
+			EXPECT_EQ(perms, "r--s") << line;
+		else
+			EXPECT_EQ(perms, "rw-s") << line;
+	}
+
+	const auto files = registry_files(host->pid());
+	ASSERT_EQ(files.size(), 2u);
+	for (const auto &[number, name] : files) {
+		char path[64];
+		std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", host->pid(), number);
+		const int fd = open(path, O_RDWR | O_CLOEXEC);
+		ASSERT_GE(fd, 0) << path << ": " << std::strerror(errno);
+		struct stat st;
+		ASSERT_EQ(fstat(fd, &st), 0);
+		EXPECT_EQ(ftruncate(fd, 0), -1) << name;
+		EXPECT_EQ(errno, EPERM) << name;
+		EXPECT_EQ(ftruncate(fd, st.st_size + 4096), -1) << name;
+		EXPECT_EQ(errno, EPERM) << name;
+		if (name.find("softdpu-export-rules") != std::string::npos) {
+			const uint32_t widened = ~0u;
+			EXPECT_EQ(pwrite(fd, &widened, sizeof(widened), 4096), -1);
+			EXPECT_EQ(errno, EPERM);
+			EXPECT_EQ(mmap(nullptr, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), MAP_FAILED);
+			EXPECT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, st.st_size), -1);
+			void *view = mmap(nullptr, st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+			ASSERT_NE(view, MAP_FAILED);
+			EXPECT_EQ(mprotect(view, st.st_size, PROT_READ | PROT_WRITE), -1);
+			munmap(view, st.st_size);
+		}
+		close(fd);
+	}
+
+	// Both sides carry on: the import still reads, still cannot write, the exporter stops.
+	{
+		DmaRig rig(p0);
+		LocalMemory local(p0, kBytes);
+		auto *r = reinterpret_cast<uint8_t *>(exported.addr);
+		doca_buf *src = rig.buf(remote, r, kBytes, kBytes);
+		doca_buf *dst = rig.buf(local.mmap, local.data.data(), kBytes, 0);
+		EXPECT_EQ(rig.copy(src, dst), DOCA_SUCCESS);
+		EXPECT_TRUE(check_pattern(local.data.data(), kBytes, 5));
+		rig.restart();
+		doca_buf *back = rig.buf(remote, r, kBytes, 0);
+		EXPECT_EQ(rig.copy(dst, back), DOCA_ERROR_NOT_PERMITTED);
+		for (doca_buf *buf : {src, dst, back})
+			doca_buf_dec_refcount(buf, nullptr);
+	}
+	EXPECT_EQ(words(host->call("stop")).at(0), "ok");
+	EXPECT_EQ(host->call("pid"), "ok " + std::to_string(host->pid()));
+	EXPECT_EQ(doca_mmap_destroy(remote), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
+}
