@@ -5,6 +5,7 @@
 // absent, from the environment or the topology. docs/apsh-cli.md describes the options.
 #include "commands.hpp"
 
+#include "common/regular_file.hpp"
 #include "core/dev/dev.hpp"
 
 #include <doca_apsh.h>
@@ -16,16 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <functional>
 #include <optional>
 #include <string>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -281,20 +279,16 @@ Options parse_options(Arguments args)
 }
 
 // A file the user named must be readable before the SDK sees it, so the error names the option.
-bool check_readable(const char *option, const std::string &path)
+// Only regular files (and block devices for the memory image) are opened: a FIFO would block.
+bool check_readable(const char *option, const std::string &path,
+		    softdpu::common::FileKinds kinds = softdpu::common::FileKinds::regular)
 {
 	if (path.empty())
 		return true;
-	const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		std::fprintf(stderr, "softdpu apsh: %s %s: %s\n", option, path.c_str(), std::strerror(errno));
-		return false;
-	}
-	struct stat st {};
-	const bool is_dir = ::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
-	::close(fd);
-	if (is_dir) {
-		std::fprintf(stderr, "softdpu apsh: %s %s: is a directory\n", option, path.c_str());
+	softdpu::common::OpenedFile file;
+	std::string error;
+	if (!softdpu::common::open_data_file(path, kinds, file, error)) {
+		std::fprintf(stderr, "softdpu apsh: %s %s: %s\n", option, path.c_str(), error.c_str());
 		return false;
 	}
 	return true;
@@ -941,7 +935,7 @@ int apsh_command(Arguments args)
 	if (options.memory) {
 		std::string spec = *options.memory;
 		const std::string path = spec.substr(spec.find(':') + 1);
-		if (!check_readable("--memory", path))
+		if (!check_readable("--memory", path, softdpu::common::FileKinds::regular_or_block_device))
 			return 1;
 		if (!options.qmp.empty())
 			spec += ",qmp=" + options.qmp;

@@ -32,27 +32,27 @@ struct RamRange {
 };
 
 enum class SourceKind {
-	automatic,	   // detect from the file's header: ELF core, LiME, otherwise raw
+	automatic,       // detect from the file's header: ELF core, LiME, otherwise raw
 	qemu_shared_ram, // the memory-backend-file of a running QEMU guest
-	raw,		   // a flat image (offset = GPA within the ranges)
-	elf_core,	   // QEMU dump-guest-memory (ELF)
-	lime,		   // LiME
+	raw,             // a flat image (offset = GPA within the ranges)
+	elf_core,        // QEMU dump-guest-memory (ELF)
+	lime,            // LiME
 };
 
 struct SourceSpec {
 	SourceKind kind = SourceKind::automatic;
 	std::string path;
-	std::string qmp_socket;	      // optional: ask QEMU for the RAM layout
+	std::string qmp_socket;       // optional: ask QEMU for the RAM layout
 	std::vector<RamRange> ranges; // empty: derive from the source (headers, QMP, file size)
 };
 
 // What a user may supply instead of letting the reader derive it from memory. Everything is
 // optional: with nothing set, the reader finds VMCOREINFO, kallsyms and BTF in guest memory.
 struct KernelHints {
-	std::optional<uint64_t> kpgd;				   // physical address of the kernel's top page table
+	std::optional<uint64_t> kpgd;                      // physical address of the kernel's top page table
 	std::unordered_map<std::string, uint64_t> symbols; // name -> address
-	bool symbols_are_slid = true;				   // false: unslid (System.map) values, KASLR to be found
-	std::vector<uint8_t> btf;				   // raw BTF blob (as /sys/kernel/btf/vmlinux)
+	bool symbols_are_slid = true;                      // false: unslid (System.map) values, KASLR to be found
+	std::vector<uint8_t> btf;                          // raw BTF blob (as /sys/kernel/btf/vmlinux)
 };
 
 // Upper bounds on every walk: a torn or hostile list ends the walk instead of hanging it.
@@ -97,8 +97,8 @@ struct MemoryArea {
 	uint32_t pid = 0;
 	std::string process_name;
 	uint64_t start = 0;
-	uint64_t end = 0;	   // exclusive
-	uint64_t offset = 0;   // file offset in bytes (0 for anonymous areas, as procfs prints)
+	uint64_t end = 0;    // exclusive
+	uint64_t offset = 0; // file offset in bytes (0 for anonymous areas, as procfs prints)
 	uint32_t protection = 0;
 	std::string file_path; // "[heap]", "[stack]", "[vdso]", or empty for other anonymous areas
 	bool file_backed = false;
@@ -127,7 +127,7 @@ struct Connection {
 	uint32_t pid = 0;
 	std::string comm;
 	int protocol = 0; // IPPROTO_TCP or IPPROTO_UDP
-	int family = 0;	  // AF_INET or AF_INET6
+	int family = 0;   // AF_INET or AF_INET6
 	std::string local_addr;
 	std::string remote_addr;
 	uint16_t local_port = 0;
@@ -137,7 +137,7 @@ struct Connection {
 
 struct Injection {
 	uint32_t pid = 0;
-	MemoryArea area;	 // the suspicious area
+	MemoryArea area; // the suspicious area
 	uint64_t suspected_start = 0;
 	uint64_t suspected_end = 0;
 };
@@ -166,6 +166,10 @@ public:
 	virtual bool read_user_page(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out) = 0;
 	// Reads user memory; stops at the first page that is not present, returns the bytes read.
 	virtual size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) = 0;
+	// Whether the source could be read since the last query began: a memory image that shrank
+	// (or failed to read) makes its reads come back as absent pages, which read_user and
+	// read_user_page cannot tell apart; the queries above return this error themselves.
+	virtual Status source_failure() const { return Status::success(); }
 
 	// What the reader found, for diagnostics and the CLI ("6.1.0-56-amd64, 5-level, KASLR +0x3600000").
 	virtual std::string describe() const = 0;

@@ -1,16 +1,12 @@
 // Process-wide topology state, capability defaults and lookups. Parsing is in topology_parser.cpp.
 #include "device/topology.hpp"
 
+#include "common/regular_file.hpp"
 #include "common/sdk_log.hpp"
-#include "common/unique_fd.hpp"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -170,90 +166,14 @@ std::optional<Side> side_from_environment() noexcept
 	return std::nullopt;
 }
 
-namespace {
-
-const char *file_kind(mode_t mode)
-{
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	return "of an unusual type";
-}
-
-std::string too_large()
-{
-	return "larger than " + std::to_string(Topology::kMaxFileBytes) + " bytes, the limit for a topology file";
-}
-
-// Why a file of this kind and size cannot be a topology file; empty if it can.
-std::string unusable_file(const struct stat &info)
-{
-	if (S_ISDIR(info.st_mode))
-		return "is a directory";
-	if (!S_ISREG(info.st_mode))
-		return std::string("not a regular file (") + file_kind(info.st_mode) + ")";
-	if (static_cast<uint64_t>(info.st_size) > Topology::kMaxFileBytes)
-		return too_large();
-	return {};
-}
-
-// The whole file, or why it cannot be a topology file.
-std::optional<std::string> read_topology_file(int fd, std::string &error)
-{
-	struct stat info {};
-	if (::fstat(fd, &info) != 0) {
-		error = std::string("cannot stat file: ") + std::strerror(errno);
-		return std::nullopt;
-	}
-	error = unusable_file(info);
-	if (!error.empty())
-		return std::nullopt;
-	// The size is checked again while reading: the file may have grown since fstat.
-	std::string text;
-	char chunk[16384];
-	for (;;) {
-		const ssize_t n = ::read(fd, chunk, sizeof(chunk));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			error = std::string("read error: ") + std::strerror(errno);
-			return std::nullopt;
-		}
-		if (n == 0)
-			return text;
-		if (text.size() + static_cast<size_t>(n) > Topology::kMaxFileBytes) {
-			error = too_large();
-			return std::nullopt;
-		}
-		text.append(chunk, static_cast<size_t>(n));
-	}
-}
-
-} // namespace
-
 Topology::ParseResult Topology::load_file(const std::string &path, Side side)
 {
-	// Refused before opening when possible: opening a device node runs its driver. The checks are
-	// made again on what was opened (the path may change in between).
-	struct stat info {};
-	if (::stat(path.c_str(), &info) == 0) {
-		if (std::string unusable = unusable_file(info); !unusable.empty())
-			return {nullptr, path + ": " + unusable};
-	}
-	// O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused right after).
-	const common::UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-	if (fd.get() < 0)
-		return {nullptr, path + ": cannot open file: " + std::strerror(errno)};
-	std::string error;
-	std::optional<std::string> text = read_topology_file(fd.get(), error);
-	if (!text)
+	// Regular files only (checked before opening and again on what was opened), read up to the
+	// limit (checked again while reading: the file may grow).
+	std::string text, error;
+	if (!common::read_small_file(path, kMaxFileBytes, "a topology file", text, error))
 		return {nullptr, path + ": " + error};
-	return parse(*text, path, side);
+	return parse(text, path, side);
 }
 
 Topology::ParseResult Topology::builtin_default(Side side)

@@ -2,13 +2,12 @@
 #include "apsh/api/config_files.hpp"
 
 #include "common/json_depth.hpp"
+#include "common/regular_file.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 namespace softdpu::apsh::api {
@@ -173,20 +172,10 @@ void parse_compact_map(const Json &doc, const std::string &name, const std::stri
 
 Status read_file(const std::string &path, size_t max_bytes, std::string &out)
 {
-	std::ifstream in(path, std::ios::binary);
-	if (!in)
-		return invalid(path + ": cannot open: " + std::strerror(errno));
-	in.seekg(0, std::ios::end);
-	const std::streamoff size = in.tellg();
-	if (size < 0)
-		return invalid(path + ": cannot read (not a regular file?)");
-	if (static_cast<uint64_t>(size) > max_bytes)
-		return invalid(path + ": file too large (" + std::to_string(size) + " bytes, at most " +
-			       std::to_string(max_bytes) + ")");
-	in.seekg(0, std::ios::beg);
-	out.assign(static_cast<size_t>(size), '\0');
-	if (size > 0 && !in.read(out.data(), size))
-		return invalid(path + ": read failed");
+	// Regular files only: a FIFO would block the open, a device never ends (common/regular_file).
+	std::string error;
+	if (!common::read_small_file(path, max_bytes, "this file", out, error))
+		return invalid(path + ": " + error);
 	return Status::success();
 }
 
@@ -390,7 +379,7 @@ Status load_mem_regions(const std::string &path, std::vector<RamRange> &ranges)
 		return Status::success();
 	}
 	std::string text;
-	if (Status status = read_file(path, kMaxConfigFileBytes, text); !status.ok())
+	if (Status status = read_file(path, kMaxMemRegionsFileBytes, text); !status.ok())
 		return status;
 	return parse_mem_regions(text, path, ranges);
 }
@@ -398,7 +387,7 @@ Status load_mem_regions(const std::string &path, std::vector<RamRange> &ranges)
 Status load_kpgd_file(const std::string &path, KernelHints &hints)
 {
 	std::string text;
-	if (Status status = read_file(path, 4096, text); !status.ok())
+	if (Status status = read_file(path, kMaxKpgdFileBytes, text); !status.ok())
 		return status;
 	return parse_kpgd_file(text, path, hints);
 }

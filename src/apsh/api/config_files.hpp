@@ -13,6 +13,9 @@ namespace softdpu::apsh::api {
 
 // Largest configuration file read (symbol maps of a full kernel are a few MiB).
 inline constexpr size_t kMaxConfigFileBytes = 256u << 20;
+// A memory-regions file holds at most kMaxRamRanges regions (about 100 bytes each in JSON).
+inline constexpr size_t kMaxMemRegionsFileBytes = 4u << 20;
+inline constexpr size_t kMaxKpgdFileBytes = 4096;
 inline constexpr size_t kMaxBtfBytes = 64u << 20;
 inline constexpr size_t kMaxRamRanges = 4096;
 
@@ -32,7 +35,8 @@ Status load_symbol_map(const std::string &path, KernelHints &hints);
 Status load_mem_regions(const std::string &path, std::vector<RamRange> &ranges);
 Status load_kpgd_file(const std::string &path, KernelHints &hints);
 
-// Reads a whole file of at most max_bytes. INVALID_VALUE with a reason otherwise.
+// Reads a whole regular file of at most max_bytes: anything else (a FIFO, a device, a directory)
+// is refused before it is opened. INVALID_VALUE with a reason naming the file otherwise.
 Status read_file(const std::string &path, size_t max_bytes, std::string &out);
 
 } // namespace softdpu::apsh::api

@@ -70,6 +70,11 @@ doca_error_t attest(SystemState &state, const Process &process, const ExecHashMa
 				++item.matching_hashes;
 		}
 	}
+	// Pages of a memory image that shrank meanwhile read as absent: that is an error, not a result.
+	if (Status status = state.guest->source_failure(); !status.ok()) {
+		SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
+		return DOCA_ERROR_INITIALIZATION;
+	}
 	return DOCA_SUCCESS;
 }
 

@@ -300,7 +300,8 @@ Status scan_process_areas(LinuxSystem &guest, const Process &process, const std:
 		if (scanner.truncated())
 			break;
 	}
-	return Status::success();
+	// Pages of a memory image that shrank meanwhile read as absent: that is an error, not a result.
+	return guest.source_failure();
 }
 
 Status scan_flat_baseline(const YaraRules &rules, std::span<const uint8_t> bytes, size_t &matches)

@@ -12,6 +12,11 @@ namespace {
 constexpr uint32_t max_symbols = 4u << 20;        // far above any real kernel (~100k)
 constexpr uint64_t max_names_bytes = 32ull << 20; // the 6.1 names table is ~1 MB
 constexpr uint64_t token_table_bytes = 64u << 10; // 256 short tokens
+// KSYM_NAME_LEN (512 since Linux 6.1, 128 before) counts the terminating NUL: a name has at most
+// 511 characters, plus its type character in the table. A longer expansion is not a symbol.
+constexpr size_t max_typed_name_length = 1 + 511;
+// All names expanded together (about 2.3 MB for the 6.1 kernel's ~94,000 symbols).
+constexpr size_t max_arena_bytes = 64u << 20;
 
 // FNV-1a: cheap, and only used to skip most string compares.
 uint32_t name_hash(std::string_view name)
@@ -55,8 +60,9 @@ Status Kallsyms::decode_tables(std::span<const uint8_t> names, std::span<const u
 		tokens[i] = std::string_view(reinterpret_cast<const char *>(rest.data()),
 					     static_cast<size_t>(nul - rest.begin()));
 	}
-	out.entries_.reserve(count);
-	out.arena_.reserve(count * 24);
+	// Each name takes at least two bytes of the table: a count beyond that cannot be real.
+	out.entries_.reserve(std::min<size_t>(count, names.size() / 2));
+	out.arena_.reserve(std::min({size_t{count} * 24, names.size() * 8, max_arena_bytes}));
 	size_t pos = 0;
 	for (uint32_t i = 0; i < count; i++) {
 		if (pos >= names.size())
@@ -69,15 +75,23 @@ Status Kallsyms::decode_tables(std::span<const uint8_t> names, std::span<const u
 		}
 		if (length == 0 || length > names.size() - pos)
 			return corrupt("name " + std::to_string(i) + " runs past the table");
+		// Expansion stops once the name is longer than any symbol can be: a crafted table can make
+		// every name up to 32,767 references to a token of 65,535 bytes.
 		size_t start = out.arena_.size();
-		for (size_t t = 0; t < length; t++)
-			out.arena_ += tokens[names[pos + t]];
+		size_t name_length = 0;
+		for (size_t t = 0; t < length && name_length <= max_typed_name_length; t++) {
+			const std::string_view token = tokens[names[pos + t]];
+			const size_t room = max_typed_name_length + 1 - name_length;
+			out.arena_.append(token.substr(0, room));
+			name_length += std::min(token.size(), room);
+		}
 		pos += length;
-		size_t name_length = out.arena_.size() - start;
-		if (name_length < 2 || name_length > UINT16_MAX || out.arena_.size() > UINT32_MAX) {
+		if (name_length < 2 || name_length > max_typed_name_length) {
 			out.arena_.erase(start); // (resize would do; GCC 12 -O2 + ASan warns on it falsely)
 			continue;
 		}
+		if (out.arena_.size() > max_arena_bytes)
+			return corrupt("names expand to more than " + std::to_string(max_arena_bytes) + " bytes");
 		int32_t offset;
 		std::memcpy(&offset, offsets.data() + uint64_t{i} * 4, 4);
 		// CONFIG_KALLSYMS_ABSOLUTE_PERCPU: non-negative values are absolute (per-CPU symbols),

@@ -2,6 +2,7 @@
 
 #include "apsh/kernel/vmcoreinfo.hpp"
 
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -72,9 +73,21 @@ Status probe_banner(const source::PhysicalMemory &memory, const KernelHints &hin
 		if (first < range.gpa_start)
 			first += two_mib;
 		for (uint64_t pa = first; pa + text.size() <= range.gpa_end && pa >= first; pa += two_mib) {
-			auto bytes = memory.view(pa, text.size());
-			if (bytes.empty() || std::memcmp(bytes.data(), text.data(), text.size()) != 0)
+			// Holes of a sparse image hold zeros: jump to the first probe at or after the next data.
+			const uint64_t data = memory.next_data(pa);
+			if (data >= range.gpa_end)
+				break;
+			if (data > pa) {
+				pa += (data - pa + two_mib - 1) & ~(two_mib - 1);
+				if (pa + text.size() > range.gpa_end || pa < first)
+					break;
+			}
+			std::array<uint8_t, text.size()> bytes;
+			if (!memory.read(pa, bytes) || std::memcmp(bytes.data(), text.data(), text.size()) != 0) {
+				if (Status failure = memory.failure(); !failure.ok())
+					return failure;
 				continue;
+			}
 			uint64_t shift = pa - relative; // phys_base for slid symbols, the physical shift otherwise
 			uint64_t kpgd = hints.kpgd.value_or(*top - start_kernel_map + shift);
 			if (hints.symbols_are_slid) {
@@ -152,6 +165,8 @@ Status locate_kernel(const source::PhysicalMemory &memory, const KernelHints &hi
 	out = KernelImage{};
 	VmcoreInfo info;
 	Status status = find_vmcoreinfo(memory, info);
+	if (!status.ok() && status.code != DOCA_ERROR_NOT_FOUND)
+		return status; // the source cannot be read
 	bool from_vmcoreinfo = status.ok();
 	if (from_vmcoreinfo) {
 		auto phys_base = info.phys_base();

@@ -118,24 +118,21 @@ namespace {
 
 constexpr std::string_view marker = "OSRELEASE=";
 
-// A candidate at `hit` (inside `bytes`, which starts at GPA `base`): a whole note to parse?
-bool try_candidate(std::span<const uint8_t> bytes, const uint8_t *hit, uint64_t base, VmcoreInfo &out,
-		   uint64_t *found_at)
+// A candidate at bytes[at] (a window that holds the byte before it unless it starts its RAM range,
+// and up to a note's length after it): a whole note to parse?
+bool try_candidate(std::span<const uint8_t> bytes, size_t at, VmcoreInfo &out)
 {
-	const uint8_t *end = bytes.data() + bytes.size();
-	size_t available = std::min<size_t>(static_cast<size_t>(end - hit), note_max_bytes);
-	std::string_view text(reinterpret_cast<const char *>(hit), available);
+	size_t available = std::min<size_t>(bytes.size() - at, note_max_bytes);
+	std::string_view text(reinterpret_cast<const char *>(bytes.data() + at), available);
 	text = text.substr(0, text.find('\0'));
 	if (text.find("\nKERNELOFFSET=") == std::string_view::npos ||
-	    !(hit == bytes.data() || hit[-1] == '\0' || hit[-1] == '\n'))
+	    !(at == 0 || bytes[at - 1] == '\0' || bytes[at - 1] == '\n'))
 		return false;
 	VmcoreInfo info;
 	if (!parse_vmcoreinfo(text, info).ok() || !info.kernel_offset ||
 	    !(info.symbols.count("init_top_pgt") || info.symbols.count("swapper_pg_dir")))
 		return false;
 	out = std::move(info);
-	if (found_at)
-		*found_at = base + static_cast<uint64_t>(hit - bytes.data());
 	return true;
 }
 
@@ -143,32 +140,59 @@ bool try_candidate(std::span<const uint8_t> bytes, const uint8_t *hit, uint64_t 
 
 Status find_vmcoreinfo(const source::PhysicalMemory &memory, VmcoreInfo &out, uint64_t *found_at)
 {
-	// Fast path: the kernel keeps the text in a zeroed page (vmcoreinfo_data, at offset 0) and
-	// as an ELF note in page-aligned memory (vmcoreinfo_note: 12-byte header + "VMCOREINFO\0\0").
-	for (const RamRange &range : memory.ranges()) {
-		auto bytes = memory.view(range.gpa_start, range.gpa_end - range.gpa_start);
-		uint64_t first_page = (range.gpa_start + 4095) & ~uint64_t{4095};
-		for (uint64_t page = first_page; page + 4096 <= range.gpa_end; page += 4096)
-			for (uint64_t at : {uint64_t{24}, uint64_t{0}}) {
-				const uint8_t *hit = bytes.data() + (page + at - range.gpa_start);
-				if (std::memcmp(hit, marker.data(), marker.size()) == 0 &&
-				    try_candidate(bytes, hit, range.gpa_start, out, found_at))
-					return Status::success();
-			}
-	}
-	for (const RamRange &range : memory.ranges()) {
-		auto bytes = memory.view(range.gpa_start, range.gpa_end - range.gpa_start);
-		const uint8_t *cursor = bytes.data();
-		const uint8_t *end = bytes.data() + bytes.size();
-		while (cursor < end) {
+	// The kernel keeps the text in a zeroed page (vmcoreinfo_data, at offset 0) and as an ELF note
+	// in page-aligned memory (vmcoreinfo_note: 12-byte header + "VMCOREINFO\0\0", text at 24): a
+	// candidate at one of those spots wins at once; any other that parses is kept in case none is.
+	// One pass over the bytes the source holds, in bounded windows (PhysicalMemory::scan skips
+	// the holes of a sparse file), whatever the image's size.
+	std::optional<VmcoreInfo> elsewhere;
+	uint64_t elsewhere_at = 0;
+	bool found = false;
+	const source::ScanOptions options{.lookbehind = 1, .lookahead = note_max_bytes};
+	Status status = memory.scan(options, [&](const source::ScanWindow &window) {
+		const uint8_t *base = window.bytes.data();
+		// Matches that start in [begin, end) may run into the lookahead.
+		const size_t search_end = std::min(window.bytes.size(), window.end + marker.size() - 1);
+		size_t cursor = window.begin;
+		while (cursor < window.end) {
 			auto *hit = static_cast<const uint8_t *>(
-			    memmem(cursor, static_cast<size_t>(end - cursor), marker.data(), marker.size()));
+			    memmem(base + cursor, search_end - cursor, marker.data(), marker.size()));
 			if (!hit)
 				break;
-			if (try_candidate(bytes, hit, range.gpa_start, out, found_at))
-				return Status::success();
-			cursor = hit + 1;
+			const size_t at = static_cast<size_t>(hit - base);
+			const uint64_t gpa = window.gpa + at;
+			const uint64_t page_offset = gpa & 4095;
+			// The window's first byte starts a RAM range only when there is no byte before it.
+			const std::span<const uint8_t> candidate =
+			    at == 0 ? window.bytes : window.bytes.subspan(at - 1);
+			const size_t candidate_at = at == 0 ? 0 : 1;
+			if (page_offset == 0 || page_offset == 24) {
+				if (try_candidate(candidate, candidate_at, out)) {
+					found = true;
+					if (found_at)
+						*found_at = gpa;
+					return false;
+				}
+			} else if (!elsewhere) {
+				VmcoreInfo info;
+				if (try_candidate(candidate, candidate_at, info)) {
+					elsewhere = std::move(info);
+					elsewhere_at = gpa;
+				}
+			}
+			cursor = at + 1;
 		}
+		return true;
+	});
+	if (!status.ok())
+		return status;
+	if (found)
+		return Status::success();
+	if (elsewhere) {
+		out = std::move(*elsewhere);
+		if (found_at)
+			*found_at = elsewhere_at;
+		return Status::success();
 	}
 	return Status{DOCA_ERROR_NOT_FOUND, "no VMCOREINFO note in RAM"};
 }

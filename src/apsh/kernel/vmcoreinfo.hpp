@@ -31,7 +31,11 @@ struct VmcoreInfo {
 // Parses the note text (stops at the first NUL). Needs OSRELEASE; other keys are optional.
 Status parse_vmcoreinfo(std::string_view text, VmcoreInfo &out);
 
-// Scans RAM for "OSRELEASE=" followed, within the same page-sized note, by "KERNELOFFSET=".
+// Scans RAM for "OSRELEASE=" followed, within the same page-sized note, by "KERNELOFFSET=";
+// a note at page offset 0 or 24 (where the kernel puts it) wins over one elsewhere. One pass in
+// bounded windows that skips the holes of a sparse image: memory stays at about 1 MiB and the
+// time grows with the bytes the image holds, not with its size. Fails with the source's read
+// error when the file cannot be read (it shrank), NOT_FOUND when there is no note.
 Status find_vmcoreinfo(const source::PhysicalMemory &memory, VmcoreInfo &out, uint64_t *found_at = nullptr);
 
 } // namespace softdpu::apsh::kernel

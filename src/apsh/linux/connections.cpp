@@ -24,9 +24,8 @@ std::string format_address(int family, const uint8_t *bytes)
 
 } // namespace
 
-Status GuestLinux::connections(std::vector<Connection> &out)
+Status GuestLinux::walk_connections(std::vector<Connection> &out)
 {
-	std::lock_guard lock(mutex_);
 	out.clear();
 	const KernelLayout &l = layout_;
 	if (!socket_file_ops_)

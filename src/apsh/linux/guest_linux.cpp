@@ -40,6 +40,9 @@ Status GuestLinux::create(std::unique_ptr<source::PhysicalMemory> memory, std::u
 	// Check the anchor: init_task must be readable and be pid 0.
 	auto init = system->image_->symbol("init_task");
 	auto pid = system->read_field(*init, system->layout_.task_pid);
+	// Reads that failed because the file shrank are that error, not a wrong kernel or a cut image.
+	if (Status failure = system->memory_->failure(); !failure.ok())
+		return failure;
 	if (!pid || *pid != 0)
 		return error(DOCA_ERROR_INVALID_VALUE,
 			     "init_task at " + hex(*init) +
@@ -48,6 +51,8 @@ Status GuestLinux::create(std::unique_ptr<source::PhysicalMemory> memory, std::u
 	// and walks would later break on the missing pages with less helpful errors.
 	if (auto max_pfn_va = system->image_->symbol("max_pfn")) {
 		auto max_pfn = system->kernel().read_value<uint64_t>(*max_pfn_va);
+		if (Status failure = system->memory_->failure(); !failure.ok())
+			return failure;
 		uint64_t source_end = 0;
 		for (const RamRange &range : system->memory_->ranges())
 			source_end = std::max(source_end, range.gpa_end);
@@ -185,15 +190,71 @@ Status GuestLinux::walk_processes(std::vector<Process> &out)
 	}
 }
 
-Status GuestLinux::processes(std::vector<Process> &out)
+template <typename Walk> Status GuestLinux::query(Walk &&walk)
 {
 	std::lock_guard lock(mutex_);
-	return walk_processes(out);
+	kernel().flush();
+	memory_->clear_failure();
+	Status status = walk();
+	// A read that failed because the file shrank (or an I/O error) reads as absent memory; what
+	// went wrong then is that, not what the walk made of the missing bytes ("list is torn").
+	if (Status failure = memory_->failure(); !failure.ok())
+		return failure;
+	return status;
+}
+
+Status GuestLinux::processes(std::vector<Process> &out)
+{
+	return query([&] { return walk_processes(out); });
 }
 
 Status GuestLinux::threads(const Process &process, std::vector<Thread> &out)
 {
-	std::lock_guard lock(mutex_);
+	return query([&] { return walk_threads(process, out); });
+}
+
+Status GuestLinux::modules(std::vector<Module> &out)
+{
+	return query([&] { return walk_modules(out); });
+}
+
+Status GuestLinux::connections(std::vector<Connection> &out)
+{
+	return query([&] { return walk_connections(out); });
+}
+
+Status GuestLinux::memory_areas(const Process &process, std::vector<MemoryArea> &out)
+{
+	return query([&] { return walk_memory_areas(process, out); });
+}
+
+Status GuestLinux::libraries(const Process &process, std::vector<Library> &out)
+{
+	return query([&] { return walk_libraries(process, out); });
+}
+
+Status GuestLinux::envars(const Process &process, std::vector<EnvVar> &out)
+{
+	return query([&] { return walk_envars(process, out); });
+}
+
+Status GuestLinux::parameters(const Process &process, ProcessParameters &out)
+{
+	return query([&] { return walk_parameters(process, out); });
+}
+
+Status GuestLinux::injections(const Process &process, std::vector<Injection> &out)
+{
+	return query([&] { return walk_injections(process, out); });
+}
+
+Status GuestLinux::source_failure() const
+{
+	return memory_->failure();
+}
+
+Status GuestLinux::walk_threads(const Process &process, std::vector<Thread> &out)
+{
 	out.clear();
 	kernel().flush();
 	const KernelLayout &l = layout_;
@@ -233,9 +294,8 @@ Status GuestLinux::threads(const Process &process, std::vector<Thread> &out)
 	}
 }
 
-Status GuestLinux::modules(std::vector<Module> &out)
+Status GuestLinux::walk_modules(std::vector<Module> &out)
 {
-	std::lock_guard lock(mutex_);
 	out.clear();
 	kernel().flush();
 	const KernelLayout &l = layout_;

@@ -34,6 +34,7 @@ public:
 	Status injections(const Process &process, std::vector<Injection> &out) override;
 	bool read_user_page(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out) override;
 	size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) override;
+	Status source_failure() const override;
 	std::string describe() const override;
 
 	const kernel::KernelImage &image() const { return *image_; }
@@ -51,6 +52,19 @@ private:
 	std::optional<uint64_t> read_text_pointer(uint64_t base, const Field &field) const;
 	std::string read_string(uint64_t va, size_t max_bytes) const;
 	std::string read_char_array(uint64_t base, const Field &field) const;
+
+	// Runs a walk as one query: holds mutex_, starts with a fresh translation cache, and returns
+	// the source's read failure (the file shrank) if one happened during the walk.
+	template <typename Walk> Status query(Walk &&walk);
+	// The queries' walks (callers hold mutex_).
+	Status walk_threads(const Process &process, std::vector<Thread> &out);
+	Status walk_libraries(const Process &process, std::vector<Library> &out);
+	Status walk_memory_areas(const Process &process, std::vector<MemoryArea> &out);
+	Status walk_modules(std::vector<Module> &out);
+	Status walk_envars(const Process &process, std::vector<EnvVar> &out);
+	Status walk_parameters(const Process &process, ProcessParameters &out);
+	Status walk_connections(std::vector<Connection> &out);
+	Status walk_injections(const Process &process, std::vector<Injection> &out);
 
 	// Shared walks (callers hold mutex_).
 	Status walk_processes(std::vector<Process> &out);

@@ -11,8 +11,13 @@ Status LinuxSystem::open(const SourceSpec &source_spec, const KernelHints &hints
 	Status status = source::PhysicalMemory::open(source_spec, memory);
 	if (!status.ok())
 		return status;
+	// A read that failed because the file shrank (or an I/O error) reads as absent memory; what
+	// went wrong then is that, not what the walk made of the missing bytes.
+	const source::PhysicalMemory &source = *memory;
 	auto image = std::make_unique<kernel::KernelImage>();
-	status = kernel::locate_kernel(*memory, hints, *image);
+	status = kernel::locate_kernel(source, hints, *image);
+	if (Status failure = source.failure(); !failure.ok())
+		return failure;
 	if (!status.ok())
 		return Status{status.code, source_spec.path + ": " + status.reason};
 	std::unique_ptr<os::GuestLinux> system;

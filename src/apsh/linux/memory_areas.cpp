@@ -267,9 +267,8 @@ Status GuestLinux::walk_areas(const Process &process, uint64_t mm, std::vector<M
 	return Status::success();
 }
 
-Status GuestLinux::memory_areas(const Process &process, std::vector<MemoryArea> &out)
+Status GuestLinux::walk_memory_areas(const Process &process, std::vector<MemoryArea> &out)
 {
-	std::lock_guard lock(mutex_);
 	kernel().flush();
 	out.clear();
 	uint64_t mm;
@@ -284,9 +283,8 @@ Status GuestLinux::areas_of(const Process &process, uint64_t &mm, std::vector<Me
 	return walk_areas(process, mm, out);
 }
 
-Status GuestLinux::libraries(const Process &process, std::vector<Library> &out)
+Status GuestLinux::walk_libraries(const Process &process, std::vector<Library> &out)
 {
-	std::lock_guard lock(mutex_);
 	kernel().flush();
 	out.clear();
 	uint64_t mm;
@@ -358,9 +356,8 @@ Status GuestLinux::read_user_strings(const Process &process, const Field &start_
 	return Status::success();
 }
 
-Status GuestLinux::envars(const Process &process, std::vector<EnvVar> &out)
+Status GuestLinux::walk_envars(const Process &process, std::vector<EnvVar> &out)
 {
-	std::lock_guard lock(mutex_);
 	kernel().flush();
 	out.clear();
 	std::vector<std::string> strings;
@@ -374,9 +371,8 @@ Status GuestLinux::envars(const Process &process, std::vector<EnvVar> &out)
 	return status;
 }
 
-Status GuestLinux::parameters(const Process &process, ProcessParameters &out)
+Status GuestLinux::walk_parameters(const Process &process, ProcessParameters &out)
 {
-	std::lock_guard lock(mutex_);
 	kernel().flush();
 	out = {};
 	out.pid = process.pid;
@@ -401,9 +397,8 @@ Status GuestLinux::parameters(const Process &process, ProcessParameters &out)
 	return Status::success();
 }
 
-Status GuestLinux::injections(const Process &process, std::vector<Injection> &out)
+Status GuestLinux::walk_injections(const Process &process, std::vector<Injection> &out)
 {
-	std::lock_guard lock(mutex_);
 	kernel().flush();
 	out.clear();
 	uint64_t mm;

@@ -1,12 +1,12 @@
 #include "apsh/source/physical_memory.hpp"
 
 #include "apsh/source/qmp.hpp"
+#include "common/regular_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -37,8 +37,23 @@ constexpr size_t elf64_phdr_size = 56;
 // QEMUCPUState: version, size, 18 general registers, 10 segment descriptors of 24 bytes, cr[5].
 constexpr size_t qemu_cpu_state_cr_offset = 8 + 18 * 8 + 10 * 24;
 
+// The notes a parser reads at most: QEMU writes an NT_PRSTATUS note for every vCPU, then a QEMU
+// note for every vCPU (about 800 bytes a vCPU); the first QEMU note is all that is used.
+constexpr uint64_t max_notes_bytes = 4u << 20;
+
 constexpr uint32_t lime_magic = 0x4C694D45;
 constexpr size_t lime_header_size = 32;
+
+// A ReadAt over bytes in memory.
+ReadAt read_span(std::span<const uint8_t> file)
+{
+	return [file](uint64_t offset, std::span<uint8_t> out) {
+		if (offset > file.size() || out.size() > file.size() - offset)
+			return false;
+		std::memcpy(out.data(), file.data() + offset, out.size());
+		return true;
+	};
+}
 
 // Firmware ROM below 4 GiB (QEMU dumps the BIOS as its own PT_LOAD); never guest RAM.
 bool is_firmware_window(uint64_t start, uint64_t end)
@@ -77,38 +92,79 @@ void parse_notes(std::span<const uint8_t> notes, CpuHints &cpu)
 
 } // namespace
 
-MappedFile::~MappedFile()
-{
-	if (data_ && size_)
-		munmap(const_cast<uint8_t *>(data_), size_);
-}
-
-Status MappedFile::open(const std::string &path)
+Status ImageFile::open(const std::string &path)
 {
 	path_ = path;
-	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return error(DOCA_ERROR_NOT_FOUND, path + ": cannot open: " + std::strerror(errno));
-	struct stat st {};
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		::close(fd);
-		return error(DOCA_ERROR_INVALID_VALUE, path + ": not a regular file");
-	}
-	size_ = static_cast<size_t>(st.st_size);
-	if (size_ == 0) {
-		::close(fd);
+	common::OpenedFile opened;
+	std::string reason;
+	if (!common::open_data_file(path, common::FileKinds::regular_or_block_device, opened, reason))
+		return error(opened.error_number != 0 ? DOCA_ERROR_NOT_FOUND : DOCA_ERROR_INVALID_VALUE,
+			     path + ": " + reason);
+	if (opened.size == 0)
 		return error(DOCA_ERROR_INVALID_VALUE, path + ": not a memory image: the file is empty");
-	}
-	void *mapping = mmap(nullptr, size_, PROT_READ, MAP_SHARED, fd, 0);
-	::close(fd);
-	if (mapping == MAP_FAILED) {
-		size_ = 0;
-		return error(DOCA_ERROR_IO_FAILED, path + ": cannot map: " + std::strerror(errno));
-	}
-	// Page tables and lists are read in scattered order; tell the kernel not to read ahead.
-	madvise(mapping, size_, MADV_RANDOM);
-	data_ = static_cast<const uint8_t *>(mapping);
+	fd_ = std::move(opened.fd);
+	size_ = opened.size;
+	block_device_ = opened.block_device;
 	return Status::success();
+}
+
+uint64_t ImageFile::current_size() const
+{
+	struct stat info {};
+	if (block_device_ || ::fstat(fd_.get(), &info) != 0)
+		return size_;
+	return static_cast<uint64_t>(info.st_size);
+}
+
+bool ImageFile::read(uint64_t offset, std::span<uint8_t> out, std::string &why) const
+{
+	size_t done = 0;
+	while (done < out.size()) {
+		const ssize_t n =
+		    ::pread(fd_.get(), out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+		if (n > 0) {
+			done += static_cast<size_t>(n);
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			why = path_ + ": read error at byte " + std::to_string(offset + done) + ": " +
+			      std::strerror(errno);
+			return false;
+		}
+		// The end of the file before the bytes the ranges promised: it shrank after it was opened.
+		why = path_ + ": the file shrank while it was read: it is now " + std::to_string(current_size()) +
+		      " bytes, it was " + std::to_string(size_) + " when opened (reading byte " +
+		      std::to_string(offset + done) + ")";
+		return false;
+	}
+	return true;
+}
+
+uint64_t ImageFile::next_data(uint64_t offset, uint64_t end) const
+{
+	if (offset >= end)
+		return end;
+	const off_t at = ::lseek(fd_.get(), static_cast<off_t>(offset), SEEK_DATA);
+	if (at < 0) {
+		// ENXIO: only holes up to the end of the file. If the file no longer reaches end, it shrank:
+		// hand back offset, so that reading it reports that. Other errors: read it as data.
+		if (errno == ENXIO && current_size() >= end)
+			return end;
+		return offset;
+	}
+	return std::clamp<uint64_t>(static_cast<uint64_t>(at), offset, end);
+}
+
+uint64_t ImageFile::data_end(uint64_t offset, uint64_t end) const
+{
+	if (offset >= end)
+		return end;
+	const off_t at = ::lseek(fd_.get(), static_cast<off_t>(offset), SEEK_HOLE);
+	if (at < 0 || static_cast<uint64_t>(at) <= offset) // no SEEK_HOLE, or a race with a writer
+		return end;
+	return std::min<uint64_t>(static_cast<uint64_t>(at), end);
 }
 
 bool looks_like_elf_core(std::span<const uint8_t> file)
@@ -121,60 +177,74 @@ bool looks_like_lime(std::span<const uint8_t> file)
 	return file.size() >= 4 && load<uint32_t>(file, 0) == lime_magic;
 }
 
-Status parse_elf_core(std::span<const uint8_t> file, ImageLayout &out)
+Status parse_elf_core(uint64_t file_size, const ReadAt &read, ImageLayout &out)
 {
 	out = {};
-	if (file.size() < elf64_ehdr_size || !looks_like_elf_core(file))
+	uint8_t header_bytes[elf64_ehdr_size];
+	if (file_size < elf64_ehdr_size || !read(0, header_bytes) || !looks_like_elf_core(header_bytes))
 		return error(DOCA_ERROR_INVALID_VALUE, "not an ELF file");
-	if (file[4] != 2 || file[5] != 1)
+	const std::span<const uint8_t> header(header_bytes);
+	if (header[4] != 2 || header[5] != 1)
 		return error(DOCA_ERROR_NOT_SUPPORTED, "ELF core is not 64-bit little-endian");
-	if (load<uint16_t>(file, 16) != et_core)
+	if (load<uint16_t>(header, 16) != et_core)
 		return error(DOCA_ERROR_INVALID_VALUE, "ELF file is not a core dump (e_type != ET_CORE)");
-	if (load<uint16_t>(file, 18) != em_x86_64)
+	if (load<uint16_t>(header, 18) != em_x86_64)
 		return error(DOCA_ERROR_NOT_SUPPORTED, "ELF core is not for x86-64");
-	uint64_t ph_offset = load<uint64_t>(file, 32);
-	uint16_t ph_entry_size = load<uint16_t>(file, 54);
-	uint32_t ph_count = load<uint16_t>(file, 56);
+	uint64_t ph_offset = load<uint64_t>(header, 32);
+	uint16_t ph_entry_size = load<uint16_t>(header, 54);
+	uint32_t ph_count = load<uint16_t>(header, 56);
 	if (ph_count == 0xffff)
 		return error(DOCA_ERROR_NOT_SUPPORTED, "ELF core with extended program header count");
-	if (ph_entry_size < elf64_phdr_size || ph_offset > file.size() ||
-	    uint64_t{ph_count} * ph_entry_size > file.size() - ph_offset)
+	if (ph_entry_size < elf64_phdr_size || ph_offset > file_size ||
+	    uint64_t{ph_count} * ph_entry_size > file_size - ph_offset)
 		return error(DOCA_ERROR_INVALID_VALUE, "ELF core is truncated: program headers lie outside the file");
 	for (uint32_t i = 0; i < ph_count; i++) {
-		auto header = file.subspan(ph_offset + uint64_t{i} * ph_entry_size, elf64_phdr_size);
-		uint32_t type = load<uint32_t>(header, 0);
-		uint64_t offset = load<uint64_t>(header, 8);
-		uint64_t paddr = load<uint64_t>(header, 24);
-		uint64_t file_size = load<uint64_t>(header, 32);
+		uint8_t program_header[elf64_phdr_size];
+		if (!read(ph_offset + uint64_t{i} * ph_entry_size, program_header))
+			return error(DOCA_ERROR_INVALID_VALUE,
+				     "ELF core: program header " + std::to_string(i) + " cannot be read");
+		const std::span<const uint8_t> phdr(program_header);
+		uint32_t type = load<uint32_t>(phdr, 0);
+		uint64_t offset = load<uint64_t>(phdr, 8);
+		uint64_t paddr = load<uint64_t>(phdr, 24);
+		uint64_t segment_size = load<uint64_t>(phdr, 32);
 		if (type == pt_note) {
-			if (offset <= file.size() && file_size <= file.size() - offset)
-				parse_notes(file.subspan(offset, file_size), out.cpu);
+			if (offset <= file_size && segment_size <= file_size - offset) {
+				// Only the first notes are read: parse_notes keeps what a cut-off list holds.
+				std::vector<uint8_t> notes(std::min(segment_size, max_notes_bytes));
+				if (read(offset, notes))
+					parse_notes(notes, out.cpu);
+			}
 			continue;
 		}
-		if (type != pt_load || file_size == 0)
+		if (type != pt_load || segment_size == 0)
 			continue;
-		if (paddr + file_size < paddr)
+		if (paddr + segment_size < paddr)
 			return error(DOCA_ERROR_INVALID_VALUE, "ELF core: a PT_LOAD wraps around the address space");
-		if (is_firmware_window(paddr, paddr + file_size))
+		if (is_firmware_window(paddr, paddr + segment_size))
 			continue;
-		out.ranges.push_back({paddr, paddr + file_size, offset});
+		out.ranges.push_back({paddr, paddr + segment_size, offset});
 	}
 	if (out.ranges.empty())
 		return error(DOCA_ERROR_INVALID_VALUE, "ELF core holds no RAM (no PT_LOAD segments)");
-	return validate_ranges(out.ranges, file.size());
+	return validate_ranges(out.ranges, file_size);
 }
 
-Status parse_lime(std::span<const uint8_t> file, ImageLayout &out)
+Status parse_lime(uint64_t file_size, const ReadAt &read, ImageLayout &out)
 {
 	out = {};
 	uint64_t pos = 0;
 	// Each range: a 32-byte header (magic, version, start, inclusive end, reserved), then its bytes.
-	while (pos < file.size()) {
-		if (file.size() - pos < lime_header_size)
+	while (pos < file_size) {
+		if (file_size - pos < lime_header_size)
 			return error(DOCA_ERROR_INVALID_VALUE,
 				     "LiME image is truncated: a range header is cut off at byte " +
 					 std::to_string(pos));
-		auto header = file.subspan(pos, lime_header_size);
+		uint8_t header_bytes[lime_header_size];
+		if (!read(pos, header_bytes))
+			return error(DOCA_ERROR_INVALID_VALUE,
+				     "LiME image: the range header at byte " + std::to_string(pos) + " cannot be read");
+		const std::span<const uint8_t> header(header_bytes);
 		if (load<uint32_t>(header, 0) != lime_magic)
 			return error(DOCA_ERROR_INVALID_VALUE,
 				     "LiME image is corrupt: no range header at byte " + std::to_string(pos));
@@ -188,7 +258,7 @@ Status parse_lime(std::span<const uint8_t> file, ImageLayout &out)
 			return error(DOCA_ERROR_INVALID_VALUE, "LiME image is corrupt: a range ends before it starts");
 		uint64_t length = last - start + 1;
 		pos += lime_header_size;
-		if (length > file.size() - pos)
+		if (length > file_size - pos)
 			return error(DOCA_ERROR_INVALID_VALUE, "LiME image is truncated: the range at " +
 								   std::to_string(start) +
 								   " runs past the end of the file");
@@ -199,7 +269,17 @@ Status parse_lime(std::span<const uint8_t> file, ImageLayout &out)
 	}
 	if (out.ranges.empty())
 		return error(DOCA_ERROR_INVALID_VALUE, "LiME image holds no ranges");
-	return validate_ranges(out.ranges, file.size());
+	return validate_ranges(out.ranges, file_size);
+}
+
+Status parse_elf_core(std::span<const uint8_t> file, ImageLayout &out)
+{
+	return parse_elf_core(file.size(), read_span(file), out);
+}
+
+Status parse_lime(std::span<const uint8_t> file, ImageLayout &out)
+{
+	return parse_lime(file.size(), read_span(file), out);
 }
 
 Status validate_ranges(std::vector<RamRange> &ranges, uint64_t file_size)
@@ -241,51 +321,66 @@ Status PhysicalMemory::over_bytes(std::span<const uint8_t> bytes, std::vector<Ra
 Status PhysicalMemory::open(const SourceSpec &spec, std::unique_ptr<PhysicalMemory> &out)
 {
 	std::unique_ptr<PhysicalMemory> memory(new PhysicalMemory());
-	Status status = memory->file_.open(spec.path);
+	memory->file_ = std::make_unique<ImageFile>();
+	const ImageFile &file = *memory->file_;
+	Status status = memory->file_->open(spec.path);
 	if (!status.ok())
 		return status;
-	auto bytes = memory->file_.bytes();
-	memory->bytes_ = bytes;
+	const uint64_t size = file.size();
 	const std::string &path = spec.path;
+	// The header parsers read through this; a failed read (the file shrank) is reported as such.
+	std::string read_failure;
+	const ReadAt read_at = [&](uint64_t offset, std::span<uint8_t> bytes) {
+		std::string why;
+		if (file.read(offset, bytes, why))
+			return true;
+		if (read_failure.empty())
+			read_failure = why;
+		return false;
+	};
 
 	SourceKind kind = spec.kind;
-	if (kind == SourceKind::automatic)
-		kind = looks_like_elf_core(bytes) ? SourceKind::elf_core
-		       : looks_like_lime(bytes)   ? SourceKind::lime
-						  : SourceKind::raw;
+	if (kind == SourceKind::automatic) {
+		uint8_t magic[4] = {};
+		const bool has_magic = size >= sizeof(magic) && read_at(0, magic);
+		kind = has_magic && looks_like_elf_core(magic) ? SourceKind::elf_core
+		       : has_magic && looks_like_lime(magic)   ? SourceKind::lime
+							       : SourceKind::raw;
+	}
 
 	ImageLayout layout;
 	switch (kind) {
 	case SourceKind::elf_core:
 		memory->kind_name_ = "ELF core";
-		status = parse_elf_core(bytes, layout);
+		status = parse_elf_core(size, read_at, layout);
 		break;
 	case SourceKind::lime:
 		memory->kind_name_ = "LiME";
-		status = parse_lime(bytes, layout);
+		status = parse_lime(size, read_at, layout);
 		break;
 	case SourceKind::qemu_shared_ram:
 	case SourceKind::raw:
 	case SourceKind::automatic:
 		memory->kind_name_ = kind == SourceKind::qemu_shared_ram ? "QEMU shared RAM" : "raw";
-		if (bytes.size() < (1u << 20))
+		if (size < (1u << 20))
 			return error(DOCA_ERROR_INVALID_VALUE,
-				     path + ": not a memory image: " + std::to_string(bytes.size()) +
-					 " bytes is too small");
+				     path + ": not a memory image: " + std::to_string(size) + " bytes is too small");
 		if (!spec.qmp_socket.empty() && spec.ranges.empty()) {
 			status = query_qmp_ram_ranges(spec.qmp_socket, layout.ranges);
 			if (!status.ok())
 				return error(status.code, path + ": " + status.reason);
-		} else if (bytes.size() > 0xc0000000ull) {
+		} else if (size > 0xc0000000ull) {
 			// QEMU's pc machine: the first 3 GiB at offset = GPA, the rest above 4 GiB.
 			layout.ranges = {{0, 0xc0000000ull, 0},
-					 {1ull << 32, (1ull << 32) + bytes.size() - 0xc0000000ull, 0xc0000000ull}};
+					 {1ull << 32, (1ull << 32) + size - 0xc0000000ull, 0xc0000000ull}};
 		} else {
-			layout.ranges = {{0, bytes.size(), 0}};
+			layout.ranges = {{0, size, 0}};
 		}
-		status = validate_ranges(layout.ranges, bytes.size());
+		status = validate_ranges(layout.ranges, size);
 		break;
 	}
+	if (!read_failure.empty())
+		return error(DOCA_ERROR_IO_FAILED, read_failure);
 	if (!status.ok())
 		return error(status.code, path + ": " + status.reason);
 	if (!spec.ranges.empty()) {
@@ -304,7 +399,7 @@ Status PhysicalMemory::open(const SourceSpec &spec, std::unique_ptr<PhysicalMemo
 				}
 			ranges = std::move(restricted);
 		}
-		status = validate_ranges(ranges, bytes.size());
+		status = validate_ranges(ranges, size);
 		if (!status.ok())
 			return error(status.code, path + ": memory regions: " + status.reason);
 		layout.ranges = std::move(ranges);
@@ -326,12 +421,44 @@ const RamRange *PhysicalMemory::range_for(uint64_t gpa) const
 	return gpa < it->gpa_end ? &*it : nullptr;
 }
 
-std::span<const uint8_t> PhysicalMemory::view(uint64_t gpa, size_t length) const
+bool PhysicalMemory::read_source(uint64_t offset, std::span<uint8_t> out, std::string *why) const
 {
-	const RamRange *range = range_for(gpa);
-	if (!range || length > range->gpa_end - gpa)
-		return {};
-	return bytes_.subspan(range->file_offset + (gpa - range->gpa_start), length);
+	if (!file_) {
+		// over_bytes: validate_ranges kept every range inside bytes_.
+		std::memcpy(out.data(), bytes_.data() + offset, out.size());
+		return true;
+	}
+	std::string reason;
+	if (file_->read(offset, out, reason))
+		return true;
+	record_failure(reason);
+	if (why)
+		*why = std::move(reason);
+	return false;
+}
+
+void PhysicalMemory::record_failure(const std::string &why) const
+{
+	std::lock_guard lock(failure_mutex_);
+	if (!failed_.load(std::memory_order_relaxed)) {
+		failure_ = why;
+		failed_.store(true, std::memory_order_release);
+	}
+}
+
+Status PhysicalMemory::failure() const
+{
+	if (!failed_.load(std::memory_order_acquire))
+		return Status::success();
+	std::lock_guard lock(failure_mutex_);
+	return error(DOCA_ERROR_IO_FAILED, failure_);
+}
+
+void PhysicalMemory::clear_failure() const
+{
+	std::lock_guard lock(failure_mutex_);
+	failed_.store(false, std::memory_order_release);
+	failure_.clear();
 }
 
 bool PhysicalMemory::read(uint64_t gpa, std::span<uint8_t> out) const
@@ -343,10 +470,57 @@ bool PhysicalMemory::read(uint64_t gpa, std::span<uint8_t> out) const
 			return false;
 		uint64_t at = gpa + done;
 		size_t chunk = static_cast<size_t>(std::min<uint64_t>(out.size() - done, range->gpa_end - at));
-		std::memcpy(out.data() + done, bytes_.data() + range->file_offset + (at - range->gpa_start), chunk);
+		if (!read_source(range->file_offset + (at - range->gpa_start), out.subspan(done, chunk)))
+			return false;
 		done += chunk;
 	}
 	return true;
+}
+
+uint64_t PhysicalMemory::next_data(uint64_t gpa) const
+{
+	const RamRange *range = range_for(gpa);
+	if (!range || !file_)
+		return gpa;
+	const uint64_t file_at = range->file_offset + (gpa - range->gpa_start);
+	const uint64_t file_end = range->file_offset + (range->gpa_end - range->gpa_start);
+	return range->gpa_start + (file_->next_data(file_at, file_end) - range->file_offset);
+}
+
+Status PhysicalMemory::scan(const ScanOptions &options, const std::function<bool(const ScanWindow &)> &visit) const
+{
+	const uint64_t chunk = std::max<size_t>(options.chunk_bytes, 1);
+	std::vector<uint8_t> buffer; // grows to lookbehind + chunk + lookahead at most
+	for (const RamRange &range : ranges_) {
+		const uint64_t length = range.gpa_end - range.gpa_start;
+		const uint64_t file_end = range.file_offset + length;
+		uint64_t pos = 0; // offset in the range
+		while (pos < length) {
+			// Skip the holes: they hold zeros, and reading them is what allocates nothing but costs time.
+			uint64_t data = range.file_offset + pos;
+			uint64_t data_end = std::min(file_end, data + chunk);
+			if (file_) {
+				data = file_->next_data(data, file_end);
+				if (data >= file_end)
+					break;
+				data_end = file_->data_end(data, std::min(file_end, data + chunk));
+			}
+			pos = data - range.file_offset;
+			const uint64_t body = data_end - data;
+			const uint64_t before = std::min<uint64_t>(options.lookbehind, pos);
+			const uint64_t after = std::min<uint64_t>(options.lookahead, length - pos - body);
+			buffer.resize(static_cast<size_t>(before + body + after));
+			std::string why;
+			if (!read_source(data - before, buffer, &why))
+				return error(DOCA_ERROR_IO_FAILED, why);
+			const ScanWindow window{range.gpa_start + pos - before, buffer, static_cast<size_t>(before),
+						static_cast<size_t>(before + body)};
+			if (!visit(window))
+				return Status::success();
+			pos += body;
+		}
+	}
+	return Status::success();
 }
 
 uint64_t PhysicalMemory::total_bytes() const

@@ -1,12 +1,19 @@
 // Guest-physical memory read from a file: a QEMU shared RAM file, a raw image, a QEMU ELF core
-// or a LiME image. The file is mapped read-only (the guest may keep running and writing it);
-// only bytes inside the known RAM ranges can be read, everything else reads as "absent".
+// or a LiME image. The file is read with pread, never mapped: the guest may keep running and
+// writing it, a file that shrinks meanwhile gives a read error naming the file (a mapping would
+// kill the process with SIGBUS), and a sparse file's holes read as zeros without being allocated
+// (a read fault through a mapping allocates tmpfs pages). Only bytes inside the known RAM ranges
+// can be read, everything else reads as "absent".
 #pragma once
 
 #include "apsh/introspection.hpp"
+#include "common/unique_fd.hpp"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,21 +21,28 @@
 
 namespace softdpu::apsh::source {
 
-// A read-only mapping of a whole file; unmapped when destroyed.
-class MappedFile {
+// A memory image opened for reading: a regular file, or a block device holding an image.
+// Anything else (a FIFO, a character device, a directory) is refused before it is opened.
+class ImageFile {
 public:
-	MappedFile() = default;
-	MappedFile(const MappedFile &) = delete;
-	MappedFile &operator=(const MappedFile &) = delete;
-	~MappedFile();
-
 	Status open(const std::string &path);
-	std::span<const uint8_t> bytes() const { return {data_, size_}; }
+	uint64_t size() const { return size_; } // when it was opened
 	const std::string &path() const { return path_; }
 
+	// Reads [offset, offset + out.size()). False, with why naming the file, when the file no
+	// longer holds all of it (it shrank) or the read fails.
+	bool read(uint64_t offset, std::span<uint8_t> out, std::string &why) const;
+	// The first offset in [offset, end) that may hold data (holes before it read as zeros), or end.
+	uint64_t next_data(uint64_t offset, uint64_t end) const;
+	// Where the data at offset ends (the next hole, or end).
+	uint64_t data_end(uint64_t offset, uint64_t end) const;
+
 private:
-	const uint8_t *data_ = nullptr;
-	size_t size_ = 0;
+	uint64_t current_size() const;
+
+	softdpu::common::UniqueFd fd_;
+	uint64_t size_ = 0;
+	bool block_device_ = false;
 	std::string path_;
 };
 
@@ -44,9 +58,30 @@ struct ImageLayout {
 	CpuHints cpu;
 };
 
+// Reads [offset, offset + out.size()) of an image file for the header parsers; false when the
+// file does not hold all of it.
+using ReadAt = std::function<bool(uint64_t offset, std::span<uint8_t> out)>;
+
+// A part of guest RAM handed to a search (PhysicalMemory::scan). bytes[0] is at GPA gpa; the
+// search looks for matches that start in bytes[begin, end); up to `lookbehind` bytes before
+// begin (fewer only at the start of a RAM range) and `lookahead` bytes after end (fewer only at
+// the end of a range) are there as context. Holes of the file are zeros.
+struct ScanWindow {
+	uint64_t gpa = 0;
+	std::span<const uint8_t> bytes;
+	size_t begin = 0;
+	size_t end = 0;
+};
+
+struct ScanOptions {
+	size_t lookbehind = 0;
+	size_t lookahead = 0;
+	size_t chunk_bytes = 1u << 20; // bytes a window is responsible for, at most
+};
+
 class PhysicalMemory {
 public:
-	// Maps the file and works out its RAM ranges (spec.ranges, QMP, the image header, or the
+	// Opens the file and works out its RAM ranges (spec.ranges, QMP, the image header, or the
 	// file size for raw/shared RAM). Fails with a reason when the file is not a usable image.
 	static Status open(const SourceSpec &spec, std::unique_ptr<PhysicalMemory> &out);
 	// Over bytes the caller keeps alive (tests, fuzzing): offset = file offset.
@@ -62,8 +97,23 @@ public:
 			return std::nullopt;
 		return value;
 	}
-	// A direct view of [gpa, gpa+length) when it lies inside one range; empty otherwise.
-	std::span<const uint8_t> view(uint64_t gpa, size_t length) const;
+	// The first GPA at or after gpa, inside gpa's RAM range, that may hold data: the holes of a
+	// sparse file before it hold zeros. The range's end when only holes follow; gpa itself when
+	// gpa is outside every range or the source has no holes.
+	uint64_t next_data(uint64_t gpa) const;
+
+	// Searches all RAM: calls visit for consecutive windows (ScanWindow) over every range, in GPA
+	// order, until visit returns false. Holes of a sparse file are skipped without being read
+	// (they hold zeros: a search for anything else has nothing to find there), so the time is
+	// linear in the bytes the file holds, not its size; memory is one buffer of chunk_bytes plus
+	// the context. Fails (with failure()) when the file cannot be read.
+	Status scan(const ScanOptions &options, const std::function<bool(const ScanWindow &)> &visit) const;
+
+	// The first failure to read the source since it was opened or since clear_failure(): the file
+	// shrank, or a read error. Such a read returns false, as a read of absent memory does; callers
+	// that must tell the two apart (a walk that found a torn list) check this.
+	Status failure() const;
+	void clear_failure() const;
 
 	const std::vector<RamRange> &ranges() const { return ranges_; }
 	uint64_t total_bytes() const;
@@ -73,17 +123,26 @@ public:
 private:
 	PhysicalMemory() = default;
 	const RamRange *range_for(uint64_t gpa) const;
+	// Copies file bytes (from the file, or from bytes_ for over_bytes); records a failure.
+	bool read_source(uint64_t offset, std::span<uint8_t> out, std::string *why = nullptr) const;
+	void record_failure(const std::string &why) const;
 
-	MappedFile file_;
-	std::span<const uint8_t> bytes_;
-	std::vector<RamRange> ranges_; // sorted by gpa_start, non-overlapping
+	std::unique_ptr<ImageFile> file_; // null for over_bytes
+	std::span<const uint8_t> bytes_;  // over_bytes only
+	std::vector<RamRange> ranges_;    // sorted by gpa_start, non-overlapping
 	CpuHints cpu_;
 	const char *kind_name_ = "raw";
+	mutable std::atomic<bool> failed_{false};
+	mutable std::mutex failure_mutex_;
+	mutable std::string failure_;
 };
 
-// Header parsers, separate so that they can be fuzzed on plain bytes.
+// Header parsers: they read only the headers (through read), never the RAM. The span versions
+// parse bytes in memory (tests, fuzzing) with the same code.
 bool looks_like_elf_core(std::span<const uint8_t> file);
 bool looks_like_lime(std::span<const uint8_t> file);
+Status parse_elf_core(uint64_t file_size, const ReadAt &read, ImageLayout &out);
+Status parse_lime(uint64_t file_size, const ReadAt &read, ImageLayout &out);
 Status parse_elf_core(std::span<const uint8_t> file, ImageLayout &out);
 Status parse_lime(std::span<const uint8_t> file, ImageLayout &out);
 // Checks that ranges are sane, sorted and inside a file of file_size bytes; sorts them.

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstring>
+#include <fstream>
 
 using namespace softdpu::apsh;
 using namespace softdpu::apsh::kernel;
@@ -71,8 +73,32 @@ TEST_P(VmcoreinfoInRam, FoundAlignedOrNot)
 	EXPECT_EQ(info.kernel_offset, 0x2ae00000u);
 }
 
-// Page offset 24 (the ELF-note copy), offset 0 (the data page), and an odd spot (full scan).
-INSTANTIATE_TEST_SUITE_P(Placement, VmcoreinfoInRam, ::testing::Values(0x203018, 0x1ff000, 0x2ff123));
+// Page offset 24 (the ELF-note copy), offset 0 (the data page), and an odd spot (full scan); the
+// search reads RAM in 1 MiB windows: a marker across a window boundary, a note starting a window,
+// and one whose text runs into the next window.
+INSTANTIATE_TEST_SUITE_P(Placement, VmcoreinfoInRam,
+			 ::testing::Values(0x203018, 0x1ff000, 0x2ff123, 0xffffb, 0x100000, 0x1fff80));
+
+TEST(ReaderVmcoreinfo, NoteAtAPageSpotWinsOverOneElsewhere)
+{
+	std::vector<uint8_t> ram(4 << 20, 0);
+	std::memcpy(ram.data() + 0x100123, note_text, std::strlen(note_text));
+	std::string aligned = note_text;
+	aligned.replace(aligned.find("KERNELOFFSET=2ae00000"), 21, "KERNELOFFSET=1c000000");
+	std::memcpy(ram.data() + 0x3ff018, aligned.data(), aligned.size());
+	std::unique_ptr<source::PhysicalMemory> memory;
+	ASSERT_TRUE(source::PhysicalMemory::over_bytes(ram, {{0, ram.size(), 0}}, memory).ok());
+	VmcoreInfo info;
+	uint64_t found = 0;
+	ASSERT_TRUE(find_vmcoreinfo(*memory, info, &found).ok());
+	EXPECT_EQ(found, 0x3ff018u);
+	EXPECT_EQ(info.kernel_offset, 0x1c000000u);
+	// Without it, the one elsewhere.
+	std::memset(ram.data() + 0x3ff018, 0, aligned.size());
+	ASSERT_TRUE(find_vmcoreinfo(*memory, info, &found).ok());
+	EXPECT_EQ(found, 0x100123u);
+	EXPECT_EQ(info.kernel_offset, 0x2ae00000u);
+}
 
 TEST(ReaderVmcoreinfo, NoteMissing)
 {
@@ -143,6 +169,84 @@ TEST(ReaderKallsyms, DecodesNamesAddressesAndBigSymbols)
 	EXPECT_FALSE(symbols.find("absent").has_value());
 	symbols.add("init_task", 0x1234);
 	EXPECT_EQ(symbols.find("init_task"), 0x1234u); // a caller's symbol overrides
+}
+
+// VmHWM of this process, in bytes, after resetting it (Linux 4.0 and later); 0 if it cannot be reset.
+uint64_t reset_peak_rss()
+{
+	std::ofstream("/proc/self/clear_refs") << "5";
+	std::ifstream in("/proc/self/status");
+	for (std::string line; std::getline(in, line);)
+		if (line.starts_with("VmHWM:"))
+			return std::stoull(line.substr(6)) * 1024;
+	return 0;
+}
+uint64_t peak_rss()
+{
+	std::ifstream in("/proc/self/status");
+	for (std::string line; std::getline(in, line);)
+		if (line.starts_with("VmHWM:"))
+			return std::stoull(line.substr(6)) * 1024;
+	return 0;
+}
+
+TEST(ReaderKallsyms, NamesLongerThanAnySymbolAreDroppedWithoutExpandingThem)
+{
+	// A crafted guest: token 0x80 is 65,000 bytes, and three names are 32,767 references to it
+	// (2.1 GB expanded, for nothing: no symbol is longer than KSYM_NAME_LEN - 1 = 511).
+	Tables tables;
+	tables.token_table.resize(0x400); // the printable tokens stay where they are
+	const uint16_t big_at = static_cast<uint16_t>(tables.token_table.size());
+	tables.token_table.insert(tables.token_table.end(), 65000, 'x');
+	tables.token_table.push_back(0);
+	std::memcpy(tables.token_index.data() + 0x80 * 2, &big_at, 2);
+	tables.add("Tbefore", 0xffffffff81000000ull);
+	for (int i = 0; i < 3; i++) {
+		tables.add("T" + std::string(4, 'z'), 0xffffffff81000100ull); // room for the offsets
+		tables.names.resize(tables.names.size() - 6);
+		tables.names.insert(tables.names.end(), {0xff, 0xff});
+		tables.names.insert(tables.names.end(), 32767, 0x80);
+	}
+	tables.add("T" + std::string(511, 'm'), 0xffffffff81000200ull); // the longest a symbol can be
+	tables.add("T" + std::string(512, 'l'), 0xffffffff81000300ull); // one longer: not a symbol
+	tables.add("Tafter", 0xffffffff81000400ull);
+	const uint64_t peak_before = reset_peak_rss();
+	const auto started = std::chrono::steady_clock::now();
+	Kallsyms symbols;
+	auto status = tables.decode(symbols);
+	const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+	ASSERT_TRUE(status.ok()) << status.reason;
+	EXPECT_EQ(symbols.size(), 3u);
+	EXPECT_EQ(symbols.find("before"), 0xffffffff81000000ull);
+	EXPECT_EQ(symbols.find(std::string(511, 'm')), 0xffffffff81000200ull);
+	EXPECT_FALSE(symbols.find(std::string(512, 'l')).has_value());
+	EXPECT_EQ(symbols.find("after"), 0xffffffff81000400ull);
+	EXPECT_LT(seconds, 1.0);
+	if (peak_before != 0) {
+		EXPECT_LT(peak_rss(), peak_before + (16u << 20)) << "names were expanded in full";
+	}
+}
+
+TEST(ReaderKallsyms, WholeTableExpansionIsBounded)
+{
+	// 150,000 names of one 500-byte token each: 75 MB of names from 300 KB of table, more than
+	// any kernel has (the 6.1 kernel's 94,000 names take 2.3 MB).
+	Tables tables;
+	tables.token_table.resize(0x400);
+	const uint16_t long_at = static_cast<uint16_t>(tables.token_table.size());
+	tables.token_table.push_back('T');
+	tables.token_table.insert(tables.token_table.end(), 499, 'q');
+	tables.token_table.push_back(0);
+	std::memcpy(tables.token_index.data() + 0x80 * 2, &long_at, 2);
+	for (int i = 0; i < 150000; i++) {
+		tables.add("Tx", 0xffffffff81000000ull);
+		tables.names.resize(tables.names.size() - 3);
+		tables.names.insert(tables.names.end(), {1, 0x80});
+	}
+	Kallsyms symbols;
+	auto status = tables.decode(symbols);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("names expand to more than 67108864 bytes"), std::string::npos) << status.reason;
 }
 
 TEST(ReaderKallsyms, CorruptTablesFailWithReason)
