@@ -287,6 +287,7 @@ void BM_XprocDmaThroughput(benchmark::State &state)
 {
 	const size_t size = static_cast<size_t>(state.range(0));
 	const int depth = static_cast<int>(state.range(1));
+	const bool write = state.range(2) != 0; // DPU -> host
 	auto *remote = reinterpret_cast<uint8_t *>(host.base);
 	uint8_t *local = dpu.local_memory.data();
 	std::vector<doca_dma_task_memcpy *> tasks;
@@ -294,9 +295,10 @@ void BM_XprocDmaThroughput(benchmark::State &state)
 		const size_t off = (static_cast<size_t>(i) * size) % kHostBytes;
 		doca_dma_task_memcpy *task = nullptr;
 		union doca_data user = {};
-		check(doca_dma_task_memcpy_alloc_init(dpu.dma, buf(dpu.remote, remote + off, size, size),
-						      buf(dpu.local, local + off, size, 0), user, &task),
-		      "alloc");
+		doca_buf *from =
+		    write ? buf(dpu.local, local + off, size, size) : buf(dpu.remote, remote + off, size, size);
+		doca_buf *to = write ? buf(dpu.remote, remote + off, size, 0) : buf(dpu.local, local + off, size, 0);
+		check(doca_dma_task_memcpy_alloc_init(dpu.dma, from, to, user, &task), "alloc");
 		tasks.push_back(task);
 	}
 	std::vector<struct iovec> liov(depth), riov(depth);
@@ -314,10 +316,13 @@ void BM_XprocDmaThroughput(benchmark::State &state)
 		while (dpu.completed < target)
 			doca_pe_progress(dpu.pe);
 		auto t1 = Clock::now();
-		// The baseline: the same bytes, one process_vm_readv per slice (what a task does).
-		for (int i = 0; i < depth; ++i)
-			if (process_vm_readv(host.pid, &liov[i], 1, &riov[i], 1, 0) != static_cast<ssize_t>(size))
+		// The baseline: the same bytes, one raw CMA call per slice (what a task does).
+		for (int i = 0; i < depth; ++i) {
+			const ssize_t n = write ? process_vm_writev(host.pid, &liov[i], 1, &riov[i], 1, 0)
+						: process_vm_readv(host.pid, &liov[i], 1, &riov[i], 1, 0);
+			if (n != static_cast<ssize_t>(size))
 				std::_Exit(3);
+		}
 		auto t2 = Clock::now();
 		dma_s += std::chrono::duration<double>(t1 - t0).count();
 		readv_s += std::chrono::duration<double>(t2 - t1).count();
@@ -326,7 +331,7 @@ void BM_XprocDmaThroughput(benchmark::State &state)
 	const double bytes = static_cast<double>(state.iterations()) * depth * size;
 	state.SetBytesProcessed(static_cast<int64_t>(bytes));
 	state.counters["dma_GBps"] = bytes / dma_s / 1e9;
-	state.counters["readv_GBps"] = bytes / readv_s / 1e9;
+	state.counters[write ? "writev_GBps" : "readv_GBps"] = bytes / readv_s / 1e9;
 	state.counters["ratio"] = readv_s / dma_s;
 	for (doca_dma_task_memcpy *task : tasks) {
 		doca_buf_dec_refcount(const_cast<doca_buf *>(doca_dma_task_memcpy_get_src(task)), nullptr);
@@ -334,7 +339,14 @@ void BM_XprocDmaThroughput(benchmark::State &state)
 		doca_task_free(doca_dma_task_memcpy_as_task(task));
 	}
 }
-BENCHMARK(BM_XprocDmaThroughput)->Args({64 << 10, 16})->Args({1 << 20, 8})->UseManualTime();
+BENCHMARK(BM_XprocDmaThroughput)
+    ->ArgNames({"size", "depth", "write"})
+    ->Args({64 << 10, 16, 0})
+    ->Args({1 << 20, 8, 0})
+    ->Args({4 << 10, 16, 1})
+    ->Args({64 << 10, 16, 1})
+    ->Args({1 << 20, 8, 1})
+    ->UseManualTime();
 
 // ---- latency: one 4 KiB task, submit -> completion callback; cross-process (arg 1) or local (arg 0)
 

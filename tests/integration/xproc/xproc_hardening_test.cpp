@@ -261,3 +261,30 @@ TEST(XprocRegistryTest, PeersCannotResizeTheRegistryOrRewriteItsRules)
 	EXPECT_EQ(doca_mmap_destroy(remote), DOCA_SUCCESS);
 	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
 }
+
+// Item 2 for shared sync events: a waiter on the DPU learns that the host exec'd (its event is
+// gone with the program that exported it) instead of waiting forever.
+TEST(XprocExecTest, ExecOfTheExporterEndsWaitsOnItsEvents)
+{
+	SideGuard side(Side::dpu);
+	auto host = start_peer("host");
+	const std::vector<std::string> exported = words(host->call("se_export 0b:00.0"));
+	ASSERT_EQ(exported.size(), 3u);
+	doca_dev *p0 = open_by_pci("03:00.0");
+	ASSERT_NE(p0, nullptr);
+	const std::vector<uint8_t> blob = from_hex(exported[2]);
+	doca_sync_event *event = nullptr;
+	ASSERT_EQ(doca_sync_event_create_from_export(p0, blob.data(), blob.size(), &event), DOCA_SUCCESS);
+	ASSERT_EQ(doca_sync_event_start(event), DOCA_SUCCESS);
+	ASSERT_EQ(host->call("se_set 0 5"), "ok 0");
+	EXPECT_EQ(doca_sync_event_wait_gt(event, 4, UINT64_MAX), DOCA_SUCCESS);
+
+	ASSERT_EQ(host->call("exec"), "ok exec");
+	ASSERT_EQ(host->call("pid"), "ok " + std::to_string(host->pid()));
+	const auto t0 = std::chrono::steady_clock::now();
+	EXPECT_EQ(doca_sync_event_wait_gt(event, 5, UINT64_MAX), DOCA_ERROR_NOT_CONNECTED);
+	EXPECT_LT(ms_since(t0), 5000.0);
+	EXPECT_EQ(doca_sync_event_stop(event), DOCA_SUCCESS);
+	EXPECT_EQ(doca_sync_event_destroy(event), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
+}
