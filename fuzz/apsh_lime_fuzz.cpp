@@ -4,5 +4,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	return fuzz::check_image_layout(softdpu::apsh::source::parse_lime, data, size);
+	// The span overload: it parses through the same file reader (ReadAt) as an image file.
+	auto parse = [](std::span<const uint8_t> file, softdpu::apsh::source::ImageLayout &layout) {
+		return softdpu::apsh::source::parse_lime(file, layout);
+	};
+	return fuzz::check_image_layout(parse, data, size);
 }

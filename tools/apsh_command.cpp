@@ -288,7 +288,8 @@ bool check_readable(const char *option, const std::string &path,
 	softdpu::common::OpenedFile file;
 	std::string error;
 	if (!softdpu::common::open_data_file(path, kinds, file, error)) {
-		std::fprintf(stderr, "softdpu apsh: %s %s: %s\n", option, path.c_str(), error.c_str());
+		std::fprintf(stderr, "softdpu apsh: %s %s: %s\n", option, path.c_str(),
+			     file.error_number != 0 ? std::strerror(file.error_number) : error.c_str());
 		return false;
 	}
 	return true;
