@@ -494,17 +494,21 @@ Status PhysicalMemory::scan(const ScanOptions &options, const std::function<bool
 	for (const RamRange &range : ranges_) {
 		const uint64_t length = range.gpa_end - range.gpa_start;
 		const uint64_t file_end = range.file_offset + length;
-		uint64_t pos = 0; // offset in the range
+		uint64_t pos = 0;                     // offset in the range
+		uint64_t run_end = range.file_offset; // end of the run of data being read (file offset)
 		while (pos < length) {
-			// Skip the holes: they hold zeros, and reading them is what allocates nothing but costs time.
+			// Skip the holes: they hold zeros. Each run of data is located once (SEEK_HOLE costs
+			// time in proportion to the run on tmpfs: once per window would be quadratic).
 			uint64_t data = range.file_offset + pos;
-			uint64_t data_end = std::min(file_end, data + chunk);
-			if (file_) {
+			if (!file_) {
+				run_end = file_end;
+			} else if (data >= run_end) {
 				data = file_->next_data(data, file_end);
 				if (data >= file_end)
 					break;
-				data_end = file_->data_end(data, std::min(file_end, data + chunk));
+				run_end = file_->data_end(data, file_end);
 			}
+			const uint64_t data_end = std::min(run_end, data + chunk);
 			pos = data - range.file_offset;
 			const uint64_t body = data_end - data;
 			const uint64_t before = std::min<uint64_t>(options.lookbehind, pos);
