@@ -195,7 +195,9 @@ template <typename Walk> Status GuestLinux::query(Walk &&walk)
 	std::lock_guard lock(mutex_);
 	kernel().flush();
 	memory_->clear_failure();
+	memory_->begin_query();
 	Status status = walk();
+	memory_->end_query();
 	// A read that failed because the file shrank (or an I/O error) reads as absent memory; what
 	// went wrong then is that, not what the walk made of the missing bytes ("list is torn").
 	if (Status failure = memory_->failure(); !failure.ok())

@@ -15,7 +15,9 @@ Status LinuxSystem::open(const SourceSpec &source_spec, const KernelHints &hints
 	// went wrong then is that, not what the walk made of the missing bytes.
 	const source::PhysicalMemory &source = *memory;
 	auto image = std::make_unique<kernel::KernelImage>();
+	source.begin_query(); // locating the kernel is one pass: its small reads may share pages
 	status = kernel::locate_kernel(source, hints, *image);
+	source.end_query();
 	if (Status failure = source.failure(); !failure.ok())
 		return failure;
 	if (!status.ok())

@@ -421,6 +421,51 @@ const RamRange *PhysicalMemory::range_for(uint64_t gpa) const
 	return gpa < it->gpa_end ? &*it : nullptr;
 }
 
+void PhysicalMemory::begin_query() const
+{
+	std::lock_guard lock(cache_mutex_);
+	cache_active_ = file_ != nullptr;
+	std::fill(cache_tags_.begin(), cache_tags_.end(), 0);
+}
+
+void PhysicalMemory::end_query() const
+{
+	std::lock_guard lock(cache_mutex_);
+	cache_active_ = false;
+	std::fill(cache_tags_.begin(), cache_tags_.end(), 0);
+}
+
+bool PhysicalMemory::read_cached(uint64_t offset, std::span<uint8_t> out) const
+{
+	// Only small reads inside one page; false: not served here (read the file directly).
+	constexpr uint64_t page = 4096;
+	if (out.size() > max_cached_read || (offset % page) + out.size() > page)
+		return false;
+	std::lock_guard lock(cache_mutex_);
+	if (!cache_active_)
+		return false;
+	if (cache_tags_.empty()) {
+		cache_tags_.assign(cache_pages, 0);
+		cache_bytes_.resize(cache_pages * page);
+	}
+	const uint64_t index = offset / page;
+	const size_t slot = static_cast<size_t>(index % cache_pages);
+	uint8_t *bytes = cache_bytes_.data() + slot * page;
+	if (cache_tags_[slot] != index + 1) {
+		// The whole page as far as the file went when opened; a short read (the file shrank) is
+		// left to the direct read, which reports it if the bytes asked for are gone.
+		const uint64_t length = std::min(page, file_->size() - index * page);
+		std::string ignored;
+		if (!file_->read(index * page, {bytes, static_cast<size_t>(length)}, ignored)) {
+			cache_tags_[slot] = 0;
+			return false;
+		}
+		cache_tags_[slot] = index + 1;
+	}
+	std::memcpy(out.data(), bytes + offset % page, out.size());
+	return true;
+}
+
 bool PhysicalMemory::read_source(uint64_t offset, std::span<uint8_t> out, std::string *why) const
 {
 	if (!file_) {
@@ -428,6 +473,8 @@ bool PhysicalMemory::read_source(uint64_t offset, std::span<uint8_t> out, std::s
 		std::memcpy(out.data(), bytes_.data() + offset, out.size());
 		return true;
 	}
+	if (read_cached(offset, out))
+		return true;
 	std::string reason;
 	if (file_->read(offset, out, reason))
 		return true;

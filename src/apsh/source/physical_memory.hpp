@@ -109,6 +109,13 @@ public:
 	// the context. Fails (with failure()) when the file cannot be read.
 	Status scan(const ScanOptions &options, const std::function<bool(const ScanWindow &)> &visit) const;
 
+	// A query's reads (a walk: many small reads of page-table entries and fields) may keep the
+	// pages they read for the rest of the query: small reads are then served from a cache of
+	// recent 4 KiB pages instead of one pread each. Between begin_query() and end_query() only
+	// (both flush it); outside, every read goes to the file. Reads of a page or more bypass it.
+	void begin_query() const;
+	void end_query() const;
+
 	// The first failure to read the source since it was opened or since clear_failure(): the file
 	// shrank, or a read error. Such a read returns false, as a read of absent memory does; callers
 	// that must tell the two apart (a walk that found a torn list) check this.
@@ -132,6 +139,16 @@ private:
 	std::vector<RamRange> ranges_;    // sorted by gpa_start, non-overlapping
 	CpuHints cpu_;
 	const char *kind_name_ = "raw";
+	bool read_cached(uint64_t offset, std::span<uint8_t> out) const;
+
+	// The query cache: direct-mapped file pages, allocated on first use.
+	static constexpr size_t cache_pages = 128;
+	static constexpr size_t max_cached_read = 512;
+	mutable std::mutex cache_mutex_;
+	mutable bool cache_active_ = false;
+	mutable std::vector<uint64_t> cache_tags_; // file page index + 1; 0: empty
+	mutable std::vector<uint8_t> cache_bytes_;
+
 	mutable std::atomic<bool> failed_{false};
 	mutable std::mutex failure_mutex_;
 	mutable std::string failure_;

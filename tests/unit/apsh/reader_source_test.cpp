@@ -131,6 +131,30 @@ TEST(ReaderSource, FileThatShrinksGivesAReadErrorNamingIt)
 	EXPECT_NE(status.reason.find(file.path()), std::string::npos) << status.reason;
 }
 
+TEST(ReaderSource, SmallReadsShareAPageWithinAQueryOnly)
+{
+	Scratch file(2 << 20);
+	const uint64_t first = 0x1111, second = 0x2222;
+	file.write(0x5008, &first, sizeof(first));
+	auto memory = open_raw(file.path());
+	ASSERT_TRUE(memory);
+	memory->begin_query();
+	EXPECT_EQ(memory->read_value<uint64_t>(0x5008), first);
+	file.write(0x5008, &second, sizeof(second));
+	EXPECT_EQ(memory->read_value<uint64_t>(0x5008), first); // the query's copy of the page
+	std::vector<uint8_t> page(4096);
+	ASSERT_TRUE(memory->read(0x5000, page)); // a whole page: from the file
+	EXPECT_EQ(std::memcmp(page.data() + 8, &second, sizeof(second)), 0);
+	memory->end_query();
+	EXPECT_EQ(memory->read_value<uint64_t>(0x5008), second); // outside a query: the file
+	// A file that shrinks during a query: pages not yet read fail, and say why.
+	memory->begin_query();
+	file.truncate(1 << 20);
+	EXPECT_FALSE(memory->read_value<uint64_t>(0x180000).has_value());
+	EXPECT_NE(memory->failure().reason.find("the file shrank"), std::string::npos);
+	memory->end_query();
+}
+
 TEST(ReaderSource, GuestWhoseFileShrinksWhileQueried)
 {
 	// The test guest's snapshot (made by tests/guest; skipped when absent), copied to a file that
