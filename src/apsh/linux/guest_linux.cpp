@@ -198,6 +198,7 @@ template <typename Walk> Status GuestLinux::query(Walk &&walk)
 	memory_->begin_query();
 	Status status = walk();
 	memory_->end_query();
+	scan_burst_cached_ = false;
 	// A read that failed because the file shrank (or an I/O error) reads as absent memory; what
 	// went wrong then is that, not what the walk made of the missing bytes ("list is torn").
 	if (Status failure = memory_->failure(); !failure.ok())

@@ -96,6 +96,7 @@ private:
 	std::unique_ptr<paging::AddressSpace> scan_space_;
 	uint64_t scan_space_mm_ = 0;
 	std::chrono::steady_clock::time_point scan_space_last_use_;
+	bool scan_burst_cached_ = false; // the source's page cache is on for the current burst
 };
 
 } // namespace softdpu::apsh::os

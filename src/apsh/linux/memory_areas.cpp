@@ -451,6 +451,13 @@ const paging::AddressSpace *GuestLinux::scan_space(uint64_t mm)
 	    now - scan_space_last_use_ > burst_gap) {
 		scan_space_ = std::make_unique<paging::AddressSpace>(*memory_, *top, image_->levels);
 		scan_space_mm_ = mm;
+		scan_burst_cached_ = false;
+	}
+	// The burst's small reads (page-table entries) share the source's page cache, as a query's do;
+	// a query in between ended it, and a new burst starts it afresh.
+	if (!scan_burst_cached_) {
+		memory_->begin_query();
+		scan_burst_cached_ = true;
 	}
 	scan_space_last_use_ = now;
 	return scan_space_.get();
