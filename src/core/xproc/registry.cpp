@@ -572,7 +572,8 @@ doca_error_t Import::read_batch(const struct iovec *local, size_t local_count, c
 	const ssize_t n = process_vm_readv(pid, local_v, local_count + 1, remote_v, remote_count + 1, 0);
 	const int saved_errno = errno;
 	if (n < static_cast<ssize_t>(sizeof(seen)) || seen[0] != nonce_[0] || seen[1] != nonce_[1]) {
-		zero(local, local_count);
+		if (n > static_cast<ssize_t>(sizeof(seen)))
+			zero(local, local_count); // bytes of another program: never handed out
 		if (n < 0 && saved_errno != ESRCH && saved_errno != EFAULT)
 			SDK_LOG_ERR("export %llu: process_vm_readv: %s", (unsigned long long)blob_.export_id,
 				    std::strerror(saved_errno));
