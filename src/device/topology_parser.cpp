@@ -60,9 +60,21 @@ std::string printable(std::string_view text, size_t limit, std::string_view also
 	return out;
 }
 
+// open + inner + close, built by appending: GCC 12 at -O3 misreports "literal" + std::string&& as
+// an overlapping memcpy (-Wrestrict).
+std::string enclose(char open, std::string_view inner, char close)
+{
+	std::string out;
+	out.reserve(inner.size() + 2);
+	out += open;
+	out += inner;
+	out += close;
+	return out;
+}
+
 std::string shown(std::string_view text)
 {
-	return "\"" + printable(text, 80, "\"\\") + "\"";
+	return enclose('"', printable(text, 80, "\"\\"), '"');
 }
 
 const char *type_name(const json &value)
@@ -79,9 +91,12 @@ bool is_key_char(char c)
 // so a path never carries raw bytes from the file into a log.
 std::string member_segment(std::string_view key)
 {
-	if (!key.empty() && key.size() <= kMaxNameLength && std::all_of(key.begin(), key.end(), is_key_char))
-		return "." + std::string(key);
-	return "[" + shown(key) + "]";
+	if (!key.empty() && key.size() <= kMaxNameLength && std::all_of(key.begin(), key.end(), is_key_char)) {
+		std::string segment(1, '.');
+		segment += key;
+		return segment;
+	}
+	return enclose('[', shown(key), ']');
 }
 
 // Rejects pathological nesting up front so neither the JSON library nor we recurse deeply.
@@ -778,7 +793,8 @@ private:
 	{
 		std::string out = "$";
 		for (const Frame &frame : frames_)
-			out += frame.object ? member_segment(frame.key) : "[" + std::to_string(frame.index) + "]";
+			out +=
+			    frame.object ? member_segment(frame.key) : enclose('[', std::to_string(frame.index), ']');
 		return out;
 	}
 
