@@ -1,9 +1,11 @@
 #include "common/memory_access.hpp"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace softdpu::common {
@@ -113,13 +115,48 @@ RangeAccess check_range_access(uintptr_t addr, size_t len, bool need_write, uint
 	return result;
 }
 
+RangeAccess probe_range(uintptr_t addr, size_t len, uintptr_t *first_bad) noexcept
+{
+	constexpr size_t kPages = 1024; // UIO_MAXIOV
+	const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+	const uintptr_t last = addr + (len - 1);
+	uint8_t sink[kPages];
+	struct iovec local = {sink, 0};
+	struct iovec remote[kPages];
+	uintptr_t at = addr;
+	for (;;) {
+		size_t count = 0;
+		for (; count < kPages; ++count) {
+			remote[count] = {reinterpret_cast<void *>(at), 1};
+			const uintptr_t next = (at & ~(page - 1)) + page;
+			if (next == 0 || next > last) {
+				++count;
+				break;
+			}
+			at = next;
+		}
+		local.iov_len = count;
+		const ssize_t n = process_vm_readv(getpid(), &local, 1, remote, count, 0);
+		if (n < 0 && errno != EFAULT)
+			return RangeAccess::unknown;
+		if (n != static_cast<ssize_t>(count)) {
+			*first_bad = reinterpret_cast<uintptr_t>(remote[n < 0 ? 0 : n].iov_base);
+			return RangeAccess::unmapped;
+		}
+		const uintptr_t done = reinterpret_cast<uintptr_t>(remote[count - 1].iov_base);
+		if ((done & ~(page - 1)) + page - 1 >= last)
+			return RangeAccess::ok;
+		at = (done & ~(page - 1)) + page;
+	}
+}
+
 const char *to_string(RangeAccess access) noexcept
 {
 	switch (access) {
 	case RangeAccess::ok:
 		return "mapped with the access asked for";
 	case RangeAccess::unmapped:
-		return "not mapped";
+		return "not mapped (or not backed: reading it faults)";
 	case RangeAccess::no_read:
 		return "mapped without read access";
 	case RangeAccess::no_write:

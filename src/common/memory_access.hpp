@@ -22,4 +22,10 @@ RangeAccess check_range_access(uintptr_t addr, size_t len, bool need_write, uint
 
 const char *to_string(RangeAccess access) noexcept;
 
+// Reads one byte of every page of [addr, addr + len) through process_vm_readv on this process,
+// which fails where a plain load would raise SIGSEGV or SIGBUS (an unmapped page, a file mapping
+// past the end of its file), as memory registration faults every page in on hardware. ok or
+// unmapped (*first_bad set); unknown when the system call itself is refused (seccomp).
+RangeAccess probe_range(uintptr_t addr, size_t len, uintptr_t *first_bad) noexcept;
+
 } // namespace softdpu::common

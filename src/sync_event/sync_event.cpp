@@ -55,7 +55,7 @@ uint64_t now_ns() noexcept
 doca_sync_event::~doca_sync_event()
 {
 	deactivate();
-	if (export_index_ != UINT32_MAX) {
+	if (export_index_ != UINT32_MAX && export_owner_pid_ == static_cast<uint32_t>(getpid())) {
 		doca_error_t error = DOCA_SUCCESS;
 		if (softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&error)) {
 			// The value lives in the entry itself: an importer stalled inside an access can only
@@ -335,17 +335,9 @@ doca_error_t doca_sync_event::shared_state() const noexcept
 		}
 		return DOCA_SUCCESS;
 	}
-	// The exporter: lost when importers came and every one of them died.
-	bool any_dead = false, any_alive = false;
-	for (const softdpu::xproc::AccessorSlot &slot : shared_entry_->slots) {
-		if (slot.pid.load(std::memory_order_acquire) == 0)
-			continue;
-		if (softdpu::xproc::slot_owner_dead(slot))
-			any_dead = true;
-		else
-			any_alive = true;
-	}
-	if (any_dead && !any_alive) {
+	// The exporter: lost when importers came and every one of them died (importers of the entry's
+	// earlier lives do not count).
+	if (softdpu::xproc::importers_of(*shared_entry_, export_generation_) == softdpu::xproc::Importers::all_dead) {
 		SDK_LOG_ERR("sync event: every process that imported the event has exited");
 		return DOCA_ERROR_NOT_CONNECTED;
 	}
@@ -749,6 +741,8 @@ doca_error_t doca_sync_event::export_to_dpu(doca_dev *dev, const uint8_t **data,
 	if (active_.load(std::memory_order_acquire))
 		value_.store(&entry.value, std::memory_order_release);
 	export_index_ = index;
+	export_owner_pid_ = blob.exporter_pid;
+	export_generation_ = blob.generation;
 	export_dev_ = dev;
 	softdpu::xproc::encode(blob, export_blob_);
 	*data = export_blob_.data();

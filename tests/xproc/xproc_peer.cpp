@@ -157,21 +157,26 @@ void cmd_stallwrite(const std::vector<std::string> &w)
 	const size_t len = (bytes + 4095) / 4096 * 4096;
 	auto *local =
 	    static_cast<uint8_t *>(mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+	if (local == MAP_FAILED)
+		return reply(std::string("err mmap ") + std::strerror(errno));
+	// Registered (start faults every page in, as pinning does), then the pages dropped again and
+	// left to userfaultfd: the copy's reads of them stall until the filler supplies them.
+	doca_mmap *local_mmap = nullptr;
+	doca_mmap_create(&local_mmap);
+	doca_mmap_set_memrange(local_mmap, local, len);
+	doca_mmap_add_dev(local_mmap, state.dev);
+	const doca_error_t started = doca_mmap_start(local_mmap);
+	if (started != DOCA_SUCCESS)
+		return reply_error(started);
+	madvise(local, len, MADV_DONTNEED);
 	const int uffd = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC));
 	struct uffdio_api api = {UFFD_API, 0, 0};
 	struct uffdio_register reg = {};
 	reg.range = {reinterpret_cast<uint64_t>(local), len};
 	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
-	if (local == MAP_FAILED || uffd < 0 || ioctl(uffd, UFFDIO_API, &api) != 0 ||
-	    ioctl(uffd, UFFDIO_REGISTER, &reg) != 0)
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api) != 0 || ioctl(uffd, UFFDIO_REGISTER, &reg) != 0)
 		return reply(std::string("err userfaultfd ") + std::strerror(errno));
-	doca_mmap *local_mmap = nullptr;
-	doca_mmap_create(&local_mmap);
-	doca_mmap_set_memrange(local_mmap, local, len);
-	doca_mmap_add_dev(local_mmap, state.dev);
-	doca_error_t r = doca_mmap_start(local_mmap);
-	if (r != DOCA_SUCCESS)
-		return reply_error(r);
+	doca_error_t r = DOCA_SUCCESS;
 	void *base = nullptr;
 	size_t remote_len = 0;
 	doca_mmap_get_memrange(state.imported, &base, &remote_len);

@@ -170,17 +170,20 @@ doca_error_t doca_mmap::start() noexcept
 	// What memory registration checks on hardware: every page mapped, with the access asked for.
 	const uint32_t writes = DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_PCI_READ_WRITE |
 				DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC;
+	using softdpu::common::RangeAccess;
+	const auto start = reinterpret_cast<uintptr_t>(range_start_);
 	uintptr_t bad = 0;
-	const auto access = softdpu::common::check_range_access(reinterpret_cast<uintptr_t>(range_start_), range_len_,
-								(permissions_ & writes) != 0, &bad);
-	if (access != softdpu::common::RangeAccess::ok) {
-		if (access == softdpu::common::RangeAccess::unknown)
-			SDK_LOG_ERR("doca_mmap_start: cannot check the memory range [%p, +%zu): %s", range_start_,
-				    range_len_, softdpu::common::to_string(access));
-		else
-			SDK_LOG_ERR(
-			    "doca_mmap_start: the memory range [%p, +%zu) cannot be registered: address 0x%llx is "
-			    "%s",
+	RangeAccess access = softdpu::common::check_range_access(start, range_len_, (permissions_ & writes) != 0, &bad);
+	if (access == RangeAccess::unknown) {
+		SDK_LOG_WARN("doca_mmap_start: the access rights of [%p, +%zu) are not checked: %s", range_start_,
+			     range_len_, softdpu::common::to_string(access));
+	}
+	// Then every page faulted in, as registration pins them: catches what the maps do not show
+	// (a file mapping past the end of its file).
+	if (access == RangeAccess::ok || access == RangeAccess::unknown)
+		access = softdpu::common::probe_range(start, range_len_, &bad);
+	if (access != RangeAccess::ok && access != RangeAccess::unknown) {
+		SDK_LOG_ERR("doca_mmap_start: the memory range [%p, +%zu) cannot be registered: address 0x%llx is %s",
 			    range_start_, range_len_, (unsigned long long)bad, softdpu::common::to_string(access));
 		return DOCA_ERROR_INVALID_VALUE;
 	}
@@ -206,6 +209,14 @@ doca_error_t doca_mmap::revoke_exports() noexcept
 {
 	if (exports_.empty())
 		return DOCA_SUCCESS;
+	// A forked child inherits the records of its parent's exports but not the entries (its registry
+	// is its own): it drops them and leaves the parent's exports alone.
+	if (exports_.front()->owner_pid != static_cast<uint32_t>(getpid())) {
+		exports_.clear();
+		exported_ = false;
+		revoking_ = false;
+		return DOCA_SUCCESS;
+	}
 	doca_error_t error = DOCA_SUCCESS;
 	softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&error);
 	if (registry != nullptr) {
@@ -265,6 +276,7 @@ doca_error_t doca_mmap::export_to(const doca_dev *dev, uint16_t kind, const void
 	softdpu::xproc::encode(blob, record->blob);
 	record->dev = dev;
 	record->kind = kind;
+	record->owner_pid = blob.exporter_pid;
 	*desc = record->blob.data();
 	*len = record->blob.size();
 	exports_.push_back(std::move(record));

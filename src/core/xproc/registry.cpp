@@ -51,7 +51,23 @@ std::mutex &claim_mutex()
 bool slot_owner_dead(const AccessorSlot &slot) noexcept
 {
 	const uint32_t pid = slot.pid.load(std::memory_order_acquire);
-	return pid != 0 && !process_is(pid, slot.start_time.load(std::memory_order_acquire));
+	const uint64_t start_time = slot.start_time.load(std::memory_order_acquire);
+	// start_time 0: a process is claiming the slot right now.
+	return pid != 0 && start_time != 0 && process_liveness(pid, start_time) == Liveness::gone;
+}
+
+Importers importers_of(const SharedEntry &entry, uint64_t generation) noexcept
+{
+	bool any_dead = false;
+	for (const AccessorSlot &slot : entry.slots) {
+		if (slot.pid.load(std::memory_order_acquire) == 0 ||
+		    slot.generation.load(std::memory_order_acquire) != generation)
+			continue;
+		if (!slot_owner_dead(slot))
+			return Importers::alive;
+		any_dead = true;
+	}
+	return any_dead ? Importers::all_dead : Importers::none;
 }
 
 // ---- Registry ----
@@ -69,7 +85,8 @@ doca_error_t make_sealed_file(const char *name, size_t size, unsigned extra, int
 		return DOCA_ERROR_DRIVER;
 	}
 	struct stat st;
-	if (ftruncate(*fd, static_cast<off_t>(size)) != 0 || fstat(*fd, &st) != 0) {
+	if (ftruncate(*fd, static_cast<off_t>(size)) != 0 ||
+	    fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0 || fstat(*fd, &st) != 0) {
 		SDK_LOG_ERR("cannot size the export registry: %s", std::strerror(errno));
 		return DOCA_ERROR_DRIVER;
 	}
@@ -82,11 +99,20 @@ doca_error_t make_sealed_file(const char *name, size_t size, unsigned extra, int
 	*mapped = map;
 	// After the writable mapping exists: F_SEAL_FUTURE_WRITE refuses later writable mappings and
 	// write(2) but leaves this one working.
-	if (fcntl(*fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | extra | F_SEAL_SEAL) != 0) {
+	if (fcntl(*fd, F_ADD_SEALS, extra | F_SEAL_SEAL) != 0) {
 		SDK_LOG_ERR("cannot seal the export registry: %s", std::strerror(errno));
 		return DOCA_ERROR_DRIVER;
 	}
 	return DOCA_SUCCESS;
+}
+
+// Closes fd only if it still is the file of that inode (a forked child may have closed the
+// inherited descriptor and reused its number).
+void close_if_same(int fd, uint64_t inode) noexcept
+{
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_ino) == inode)
+		close(fd);
 }
 
 } // namespace
@@ -102,7 +128,13 @@ Registry *Registry::instance(doca_error_t *error) noexcept
 	// First use, or a forked child still holding its parent's registry: that one stays the
 	// parent's (its mappings are released; the child never published in it).
 	if (current != nullptr) {
-		current->unmap_and_close();
+		if (current->layout_ != nullptr) {
+			close_if_same(current->shared_fd_, current->layout_->header.shared_inode);
+			munmap(current->layout_, sizeof(RegistryLayout));
+		}
+		if (current->shared_ != nullptr)
+			munmap(current->shared_, sizeof(SharedLayout));
+		close_if_same(current->fd_, current->inode_);
 		current = nullptr; // leaked on purpose: the parent's object, never used again here
 	}
 	auto *created = new (std::nothrow) Registry();
@@ -347,6 +379,7 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 	if (!import)
 		return DOCA_ERROR_NO_MEMORY;
 	import->blob_ = blob;
+	import->fork_epoch_ = fork_epoch();
 	import->pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, blob.exporter_pid, 0));
 	if (import->pidfd_ < 0 || !process_is(blob.exporter_pid, blob.exporter_start_time)) {
 		SDK_LOG_ERR("import rejected: cannot watch exporting process %u: %s", blob.exporter_pid,
@@ -444,7 +477,8 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 		AccessorSlot *mine = nullptr;
 		for (AccessorSlot &slot : s.slots) {
 			if (slot.pid.load(std::memory_order_acquire) == self.pid &&
-			    slot.start_time.load(std::memory_order_acquire) == self.start_time) {
+			    slot.start_time.load(std::memory_order_acquire) == self.start_time &&
+			    slot.generation.load(std::memory_order_acquire) == blob.generation) {
 				mine = &slot;
 				break;
 			}
@@ -458,9 +492,12 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 				if (pass == 1)
 					s.importers_died.store(1, std::memory_order_relaxed);
 				if (slot.pid.compare_exchange_strong(expected, self.pid, std::memory_order_acq_rel)) {
-					slot.start_time.store(self.start_time, std::memory_order_release);
+					// start_time last: until it is set, nobody takes the slot for dead.
+					slot.start_time.store(0, std::memory_order_release);
+					slot.generation.store(blob.generation, std::memory_order_release);
 					slot.in_access.store(0, std::memory_order_seq_cst);
 					slot.users.store(0, std::memory_order_relaxed);
+					slot.start_time.store(self.start_time, std::memory_order_release);
 					mine = &slot;
 					break;
 				}
@@ -485,7 +522,8 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 
 Import::~Import()
 {
-	if (slot_ != nullptr) {
+	// A forked child's copy leaves the parent's slot alone: only unmaps and closes.
+	if (slot_ != nullptr && in_owner()) {
 		std::lock_guard lock(claim_mutex());
 		if (slot_->users.fetch_sub(1, std::memory_order_acq_rel) == 1) {
 			slot_->start_time.store(0, std::memory_order_relaxed);
@@ -520,8 +558,15 @@ bool Import::export_active() const noexcept
 	       entry_->generation.load(std::memory_order_seq_cst) == blob_.generation;
 }
 
+bool Import::in_owner() const noexcept
+{
+	return fork_epoch_ == fork_epoch();
+}
+
 bool Import::begin_access() noexcept
 {
+	if (!in_owner()) [[unlikely]]
+		return false;
 	slot_->in_access.fetch_add(1, std::memory_order_seq_cst);
 	if (!export_active()) {
 		slot_->in_access.fetch_sub(1, std::memory_order_seq_cst);
@@ -537,7 +582,9 @@ void Import::end_access() noexcept
 
 namespace {
 
-constexpr size_t kBatch = 128; // user iovecs per process_vm_readv (one more for the nonce)
+constexpr size_t kBatch = 128; // pieces per system call (one more for the nonce on reads)
+// Bytes per system call: the kernel moves at most MAX_RW_COUNT (2 GiB - 4 KiB) in one.
+constexpr size_t kMaxCall = size_t{1} << 30;
 
 void zero(const struct iovec *iov, size_t count) noexcept
 {
@@ -545,35 +592,69 @@ void zero(const struct iovec *iov, size_t count) noexcept
 		std::memset(iov[i].iov_base, 0, iov[i].iov_len);
 }
 
-size_t total_of(const struct iovec *iov, size_t count) noexcept
-{
-	size_t total = 0;
-	for (size_t i = 0; i < count; ++i)
-		total += iov[i].iov_len;
-	return total;
-}
+// Walks local and remote pieces together, yielding pairs of equal length (the sides may be cut
+// differently; their totals are equal).
+class PairWalker {
+public:
+	PairWalker(const struct iovec *local, size_t local_count, const struct iovec *remote, size_t remote_count)
+	    : local_(local), local_count_(local_count), remote_(remote), remote_count_(remote_count)
+	{
+	}
+	// The next pair, at most max bytes long; false at the end of either side.
+	bool next(size_t max, uint8_t **local, uint64_t *remote, size_t *len) noexcept
+	{
+		while (li_ < local_count_ && loff_ == local_[li_].iov_len) {
+			++li_;
+			loff_ = 0;
+		}
+		while (ri_ < remote_count_ && roff_ == remote_[ri_].iov_len) {
+			++ri_;
+			roff_ = 0;
+		}
+		if (li_ == local_count_ || ri_ == remote_count_ || max == 0)
+			return false;
+		*local = static_cast<uint8_t *>(local_[li_].iov_base) + loff_;
+		*remote = reinterpret_cast<uint64_t>(remote_[ri_].iov_base) + roff_;
+		*len = std::min({local_[li_].iov_len - loff_, remote_[ri_].iov_len - roff_, max});
+		loff_ += *len;
+		roff_ += *len;
+		return true;
+	}
+	// The remote address the next pair would start at (0 at the end).
+	uint64_t next_remote() noexcept
+	{
+		while (ri_ < remote_count_ && roff_ == remote_[ri_].iov_len) {
+			++ri_;
+			roff_ = 0;
+		}
+		return ri_ < remote_count_ ? reinterpret_cast<uint64_t>(remote_[ri_].iov_base) + roff_ : 0;
+	}
+
+private:
+	const struct iovec *local_;
+	size_t local_count_;
+	const struct iovec *remote_;
+	size_t remote_count_;
+	size_t li_ = 0, loff_ = 0, ri_ = 0, roff_ = 0;
+};
 
 } // namespace
 
 // One process_vm_readv whose first piece is the registry's nonce, read from the exporter's own
 // mapping: the kernel resolves the address space once per call, so a matching nonce proves the
 // data came from the address space of the export, not from a program the exporter exec'd.
-doca_error_t Import::read_batch(const struct iovec *local, size_t local_count, const struct iovec *remote,
-				size_t remote_count, size_t total) noexcept
+// local_v[0] and remote_v[0] are left for the nonce; pieces follow.
+doca_error_t Import::read_batch(struct iovec *local_v, struct iovec *remote_v, size_t pieces, size_t total) noexcept
 {
 	uint64_t seen[2] = {};
-	struct iovec local_v[kBatch + 1];
-	struct iovec remote_v[kBatch + 1];
 	local_v[0] = {seen, sizeof(seen)};
 	remote_v[0] = {reinterpret_cast<void *>(nonce_addr_), sizeof(seen)};
-	std::memcpy(&local_v[1], local, local_count * sizeof(struct iovec));
-	std::memcpy(&remote_v[1], remote, remote_count * sizeof(struct iovec));
 	const auto pid = static_cast<pid_t>(blob_.exporter_pid);
-	const ssize_t n = process_vm_readv(pid, local_v, local_count + 1, remote_v, remote_count + 1, 0);
+	const ssize_t n = process_vm_readv(pid, local_v, pieces + 1, remote_v, pieces + 1, 0);
 	const int saved_errno = errno;
 	if (n < static_cast<ssize_t>(sizeof(seen)) || seen[0] != nonce_[0] || seen[1] != nonce_[1]) {
 		if (n > static_cast<ssize_t>(sizeof(seen)))
-			zero(local, local_count); // bytes of another program: never handed out
+			zero(local_v + 1, pieces); // bytes of another program: never handed out
 		if (n < 0 && saved_errno != ESRCH && saved_errno != EFAULT)
 			SDK_LOG_ERR("export %llu: process_vm_readv: %s", (unsigned long long)blob_.export_id,
 				    std::strerror(saved_errno));
@@ -589,66 +670,97 @@ doca_error_t Import::read_batch(const struct iovec *local, size_t local_count, c
 	return DOCA_ERROR_IO_FAILED;
 }
 
-// Writes through /proc/<exporter>/mem opened at import: it keeps referring to the address space of
-// the export and writes nothing once the exporter exited or exec'd. One pwritev per run of
-// contiguous remote pieces.
+doca_error_t Import::read_all(const struct iovec *local, size_t local_count, const struct iovec *remote,
+			      size_t remote_count) noexcept
+{
+	PairWalker walk(local, local_count, remote, remote_count);
+	struct iovec local_v[kBatch + 1];
+	struct iovec remote_v[kBatch + 1];
+	for (;;) {
+		size_t pieces = 0, total = 0;
+		uint8_t *l = nullptr;
+		uint64_t r = 0;
+		size_t len = 0;
+		while (pieces < kBatch && walk.next(kMaxCall - total, &l, &r, &len)) {
+			++pieces;
+			local_v[pieces] = {l, len};
+			remote_v[pieces] = {reinterpret_cast<void *>(r), len};
+			total += len;
+		}
+		if (pieces == 0)
+			return DOCA_SUCCESS;
+		const doca_error_t result = read_batch(local_v, remote_v, pieces, total);
+		if (result != DOCA_SUCCESS)
+			return result;
+	}
+}
+
+// One pwritev through /proc/<exporter>/mem, opened at import: it keeps referring to the address
+// space of the export and writes nothing once the exporter exited or exec'd.
+doca_error_t Import::write_run(const struct iovec *run, size_t pieces, uint64_t start, size_t total) noexcept
+{
+	ssize_t n = pwritev(mem_fd_, run, static_cast<int>(pieces), static_cast<off_t>(start));
+	if (n == static_cast<ssize_t>(total))
+		return DOCA_SUCCESS;
+	int saved_errno = errno;
+	if (n > 0) {
+		// Cut short: one byte more tells why (address space gone: 0; memory unmapped: an error).
+		size_t skip = static_cast<size_t>(n), i = 0;
+		while (skip >= run[i].iov_len) {
+			skip -= run[i].iov_len;
+			++i;
+		}
+		const ssize_t more = pwrite(mem_fd_, static_cast<const uint8_t *>(run[i].iov_base) + skip, 1,
+					    static_cast<off_t>(start + static_cast<uint64_t>(n)));
+		saved_errno = errno;
+		n = more == 0 ? 0 : -1;
+	}
+	if (n == 0) {
+		SDK_LOG_ERR("export %llu: exporting process %u has exited or no longer runs the program that "
+			    "exported (exec)",
+			    (unsigned long long)blob_.export_id, blob_.exporter_pid);
+		return DOCA_ERROR_NOT_CONNECTED;
+	}
+	SDK_LOG_ERR("export %llu: write of %zu bytes at 0x%llx failed: %s", (unsigned long long)blob_.export_id, total,
+		    (unsigned long long)start,
+		    saved_errno == EIO || saved_errno == EFAULT ? "the exporter no longer maps its memory"
+								: std::strerror(saved_errno));
+	return DOCA_ERROR_IO_FAILED;
+}
+
+// One pwritev per run of pieces contiguous on the remote side.
 doca_error_t Import::write_all(const struct iovec *local, size_t local_count, const struct iovec *remote,
 			       size_t remote_count) noexcept
 {
-	const auto address = [remote](size_t i) { return reinterpret_cast<uint64_t>(remote[i].iov_base); };
+	PairWalker walk(local, local_count, remote, remote_count);
 	struct iovec run[kBatch];
-	size_t li = 0, loff = 0; // position in local
-	size_t ri = 0, roff = 0; // position in remote
 	for (;;) {
-		uint64_t start = 0;
-		uint64_t want = 0;
-		size_t runs = 0;
-		// Local slices for as long as the remote side stays contiguous (at most kBatch).
-		while (runs < kBatch) {
-			if (ri < remote_count && roff == remote[ri].iov_len) {
-				++ri;
-				roff = 0;
-				continue;
-			}
-			if (li < local_count && loff == local[li].iov_len) {
-				++li;
-				loff = 0;
-				continue;
-			}
-			if (ri == remote_count || li == local_count)
-				break;
-			if (want == 0)
-				start = address(ri) + roff;
-			else if (address(ri) + roff != start + want)
-				break;
-			const size_t take = std::min(local[li].iov_len - loff, remote[ri].iov_len - roff);
-			run[runs++] = {static_cast<uint8_t *>(local[li].iov_base) + loff, take};
-			loff += take;
-			roff += take;
-			want += take;
+		const uint64_t start = walk.next_remote();
+		size_t pieces = 0, total = 0;
+		uint8_t *l = nullptr;
+		uint64_t r = 0;
+		size_t len = 0;
+		while (pieces < kBatch && walk.next_remote() == start + total &&
+		       walk.next(kMaxCall - total, &l, &r, &len)) {
+			run[pieces++] = {l, len};
+			total += len;
 		}
-		if (want == 0)
+		if (pieces == 0)
 			return DOCA_SUCCESS;
-		const ssize_t n = pwritev(mem_fd_, run, static_cast<int>(runs), static_cast<off_t>(start));
-		if (n == static_cast<ssize_t>(want))
-			continue;
-		const int saved_errno = errno;
-		if (n == 0) {
-			SDK_LOG_ERR("export %llu: exporting process %u has exited or no longer runs the program that "
-				    "exported (exec)",
-				    (unsigned long long)blob_.export_id, blob_.exporter_pid);
-			return DOCA_ERROR_NOT_CONNECTED;
-		}
-		SDK_LOG_ERR("export %llu: write of %llu bytes moved %zd: %s", (unsigned long long)blob_.export_id,
-			    (unsigned long long)want, n,
-			    n < 0 ? std::strerror(saved_errno) : "the exporter no longer maps its memory");
-		return DOCA_ERROR_IO_FAILED;
+		const doca_error_t result = write_run(run, pieces, start, total);
+		if (result != DOCA_SUCCESS)
+			return result;
 	}
 }
 
 doca_error_t Import::transfer(bool write, const struct iovec *local, size_t local_count, const struct iovec *remote,
 			      size_t remote_count) noexcept
 {
+	if (!in_owner()) [[unlikely]] {
+		SDK_LOG_ERR("export %llu: this import belongs to the process that made it, not to its forked child",
+			    (unsigned long long)blob_.export_id);
+		return DOCA_ERROR_NOT_CONNECTED;
+	}
 	const uint32_t access = entry_->access.load(std::memory_order_relaxed);
 	const bool pci = blob_.kind == ExportKind::pci;
 	const uint32_t needed = write ? (pci ? DOCA_ACCESS_FLAG_PCI_READ_WRITE : DOCA_ACCESS_FLAG_RDMA_WRITE)
@@ -672,18 +784,8 @@ doca_error_t Import::transfer(bool write, const struct iovec *local, size_t loca
 		SDK_LOG_ERR("export %llu was revoked", (unsigned long long)blob_.export_id);
 		return DOCA_ERROR_NOT_CONNECTED;
 	}
-	doca_error_t result = DOCA_SUCCESS;
-	if (write) {
-		result = write_all(local, local_count, remote, remote_count);
-	} else if (local_count <= kBatch && remote_count <= kBatch) {
-		result = read_batch(local, local_count, remote, remote_count, total_of(remote, remote_count));
-	} else {
-		// Pair the pieces one by one (callers pass equal lengths on both sides), kBatch at a time.
-		for (size_t i = 0; result == DOCA_SUCCESS && i < remote_count; i += kBatch) {
-			const size_t count = remote_count - i < kBatch ? remote_count - i : kBatch;
-			result = read_batch(local + i, count, remote + i, count, total_of(remote + i, count));
-		}
-	}
+	doca_error_t result = write ? write_all(local, local_count, remote, remote_count)
+				    : read_all(local, local_count, remote, remote_count);
 	// The grant was withdrawn while the copy ran: the copy does not count (the exporter's stop
 	// waited for it, and reports success only after this access ended).
 	if (result == DOCA_SUCCESS && !export_active()) {

@@ -82,7 +82,8 @@ struct RegistryLayout {
 struct AccessorSlot {
 	std::atomic<uint32_t> pid;        // importing process, 0 when the slot is free
 	std::atomic<uint32_t> in_access;  // accesses of that process in progress
-	std::atomic<uint64_t> start_time; // of that process (pid reuse guard)
+	std::atomic<uint64_t> start_time; // of that process (pid reuse guard); 0 while being claimed
+	std::atomic<uint64_t> generation; // of the entry's life the imports were made in
 	std::atomic<uint32_t> users;      // imports of the entry held by that process
 	uint32_t reserved;
 };
@@ -111,8 +112,14 @@ struct SharedLayout {
 static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
 	      "shared-memory atomics must be lock-free");
 
-// True when the entry's accessor slot belongs to a process that is gone.
+// True when the entry's accessor slot belongs to a process that is certainly gone (a slot being
+// claimed, or whose owner /proc cannot tell about, is not).
 bool slot_owner_dead(const AccessorSlot &slot) noexcept;
+
+// The importing processes of one life (generation) of an entry: none came, at least one is alive,
+// or every one that came has died.
+enum class Importers { none, alive, all_dead };
+Importers importers_of(const SharedEntry &entry, uint64_t generation) noexcept;
 
 // ---- Exporter side ----
 
@@ -198,16 +205,20 @@ public:
 	doca_error_t transfer(bool write, const struct iovec *local, size_t local_count, const struct iovec *remote,
 			      size_t remote_count) noexcept;
 
-	// Accessor protocol, for users that touch shared state other than through transfer().
+	// Accessor protocol, for users that touch shared state other than through transfer(). False
+	// when the export was revoked, or in a forked child of the importing process.
 	bool begin_access() noexcept;
 	void end_access() noexcept;
 
 private:
 	Import() = default;
-	doca_error_t read_batch(const struct iovec *local, size_t local_count, const struct iovec *remote,
-				size_t remote_count, size_t total) noexcept;
+	bool in_owner() const noexcept;
+	doca_error_t read_all(const struct iovec *local, size_t local_count, const struct iovec *remote,
+			      size_t remote_count) noexcept;
+	doca_error_t read_batch(struct iovec *local_v, struct iovec *remote_v, size_t pieces, size_t total) noexcept;
 	doca_error_t write_all(const struct iovec *local, size_t local_count, const struct iovec *remote,
 			       size_t remote_count) noexcept;
+	doca_error_t write_run(const struct iovec *run, size_t pieces, uint64_t start, size_t total) noexcept;
 
 	ExportBlob blob_;
 	const void *rules_ = nullptr; // RegistryLayout, read-only
@@ -215,6 +226,7 @@ private:
 	const RegistryEntry *entry_ = nullptr;
 	SharedEntry *shared_ = nullptr;
 	AccessorSlot *slot_ = nullptr;
+	uint64_t fork_epoch_ = 0; // this process's (an import is unusable in a forked child)
 	int pidfd_ = -1;
 	int mem_fd_ = -1;         // /proc/<exporter>/mem: the address space of the export
 	uint64_t nonce_[2] = {};  // the registry's nonce ...

@@ -3,11 +3,14 @@
 // program, a registry a peer truncates or rewrites.
 #include "xproc_fixture.hpp"
 
+#include "core/xproc/registry.hpp"
+
 #include <doca_mmap.h>
 
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -287,4 +290,157 @@ TEST(XprocExecTest, ExecOfTheExporterEndsWaitsOnItsEvents)
 	EXPECT_EQ(doca_sync_event_stop(event), DOCA_SUCCESS);
 	EXPECT_EQ(doca_sync_event_destroy(event), DOCA_SUCCESS);
 	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
+}
+
+namespace {
+
+uint32_t entry_index_of(const void *blob)
+{
+	uint32_t index = 0;
+	std::memcpy(&index, static_cast<const uint8_t *>(blob) + 104, sizeof(index));
+	return index;
+}
+
+} // namespace
+
+// A forked child of an exporter inherits the records of its parent's exports but has a registry of
+// its own: destroying the inherited mmap must not put the parent's entry into the child's free
+// list (it used to, and the child's next two exports then shared one entry).
+TEST(XprocForkTest, ExporterChildNeverSharesAnEntryBetweenTwoExports)
+{
+	SideGuard side(Side::host);
+	doca_dev *pf0 = open_by_pci("0b:00.0");
+	ASSERT_NE(pf0, nullptr);
+	std::vector<uint8_t> memory(4096);
+	doca_mmap *mmap = started_mmap(memory, pf0, kReadWrite);
+	ASSERT_NE(mmap, nullptr);
+	const void *blob = nullptr;
+	size_t len = 0;
+	ASSERT_EQ(doca_mmap_export_pci(mmap, pf0, &blob, &len), DOCA_SUCCESS);
+	const pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		int code = doca_mmap_destroy(mmap) == DOCA_SUCCESS ? 0 : 10;
+		std::vector<uint8_t> a(4096), b(4096);
+		doca_mmap *ma = started_mmap(a, pf0, kReadWrite);
+		doca_mmap *mb = started_mmap(b, pf0, kReadWrite);
+		const void *da = nullptr, *db = nullptr;
+		size_t la = 0, lb = 0;
+		if (ma == nullptr || mb == nullptr || doca_mmap_export_pci(ma, pf0, &da, &la) != DOCA_SUCCESS ||
+		    doca_mmap_export_pci(mb, pf0, &db, &lb) != DOCA_SUCCESS)
+			code = 11;
+		else if (entry_index_of(da) == entry_index_of(db))
+			code = 12;
+		_exit(code);
+	}
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), 0) << "10: destroy failed, 11: export failed, 12: two exports in one entry";
+	// The parent's export is untouched by the child.
+	auto dpu = start_peer("dpu");
+	EXPECT_EQ(dpu->call("import 03:00.0 0 " + to_hex(blob, len)), "ok");
+	dpu.reset();
+	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(pf0), DOCA_SUCCESS);
+}
+
+// An importer that forks: the child cannot use the parent's import, and dropping its copy leaves
+// the parent's accessor slot (what the exporter's stop waits on) in place.
+TEST(XprocForkTest, ImporterChildLeavesTheParentsSlotAlone)
+{
+	SideGuard side(Side::dpu);
+	constexpr size_t kBytes = 4096;
+	auto host = start_peer("host");
+	const Export exported = peer_export(*host, "0b:00.0", kBytes, kReadWrite, "pci", 3);
+	ASSERT_FALSE(exported.blob.empty());
+	doca_dev *p0 = open_by_pci("03:00.0");
+	ASSERT_NE(p0, nullptr);
+	doca_mmap *remote = nullptr;
+	ASSERT_EQ(doca_mmap_create_from_export(nullptr, exported.blob.data(), exported.blob.size(), p0, &remote),
+		  DOCA_SUCCESS);
+	const pid_t child = fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		int code = 0;
+		{
+			DmaRig rig(p0);
+			LocalMemory local(p0, kBytes);
+			doca_buf *src = rig.buf(remote, reinterpret_cast<uint8_t *>(exported.addr), kBytes, kBytes);
+			doca_buf *dst = rig.buf(local.mmap, local.data.data(), kBytes, 0);
+			if (rig.copy(src, dst) != DOCA_ERROR_NOT_CONNECTED)
+				code = 20;
+			doca_buf_dec_refcount(src, nullptr);
+			doca_buf_dec_refcount(dst, nullptr);
+		}
+		if (doca_mmap_destroy(remote) != DOCA_SUCCESS)
+			code = 21;
+		_exit(code);
+	}
+	int status = 0;
+	ASSERT_EQ(waitpid(child, &status, 0), child);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), 0) << "20: the child used the parent's import, 21: destroy failed";
+	// Look at the exporter's shared state: this process still holds its slot.
+	bool found = false;
+	for (const auto &[number, name] : registry_files(host->pid())) {
+		if (name.find("softdpu-export-registry") == std::string::npos)
+			continue;
+		char path[64];
+		std::snprintf(path, sizeof(path), "/proc/%d/fd/%d", host->pid(), number);
+		const int fd = open(path, O_RDONLY | O_CLOEXEC);
+		ASSERT_GE(fd, 0);
+		void *view = mmap(nullptr, sizeof(softdpu::xproc::SharedLayout), PROT_READ, MAP_SHARED, fd, 0);
+		close(fd);
+		ASSERT_NE(view, MAP_FAILED);
+		const auto *state = static_cast<const softdpu::xproc::SharedLayout *>(view);
+		for (const auto &entry : state->entries)
+			for (const auto &slot : entry.slots)
+				found = found ||
+					(slot.pid.load() == static_cast<uint32_t>(getpid()) && slot.users.load() == 1);
+		munmap(view, sizeof(softdpu::xproc::SharedLayout));
+	}
+	EXPECT_TRUE(found);
+	EXPECT_EQ(doca_mmap_destroy(remote), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
+}
+
+// An entry's earlier life leaves its importers' slots behind (a dead importer of a stopped mmap);
+// a sync event exported into the entry next must not count them: its waiter is not "lost".
+TEST(XprocSlotTest, ImportersOfAnEarlierLifeDoNotCount)
+{
+	SideGuard side(Side::host);
+	doca_dev *pf0 = open_by_pci("0b:00.0");
+	ASSERT_NE(pf0, nullptr);
+	std::vector<uint8_t> memory(4096);
+	doca_mmap *mmap = started_mmap(memory, pf0, kReadWrite);
+	ASSERT_NE(mmap, nullptr);
+	const void *blob = nullptr;
+	size_t len = 0;
+	ASSERT_EQ(doca_mmap_export_pci(mmap, pf0, &blob, &len), DOCA_SUCCESS);
+	const uint32_t entry = entry_index_of(blob);
+	{
+		auto dpu = start_peer("dpu");
+		ASSERT_EQ(dpu->call("import 03:00.0 0 " + to_hex(blob, len)), "ok");
+		dpu->kill9();
+		EXPECT_EQ(dpu->wait(), SIGKILL);
+	}
+	ASSERT_EQ(doca_mmap_stop(mmap), DOCA_SUCCESS); // the entry is free again
+	doca_sync_event *event = cpu_to_dpu_event(pf0);
+	ASSERT_NE(event, nullptr);
+	ASSERT_EQ(doca_sync_event_start(event), DOCA_SUCCESS);
+	const uint8_t *event_blob = nullptr;
+	size_t event_len = 0;
+	ASSERT_EQ(doca_sync_event_export_to_dpu(event, pf0, &event_blob, &event_len), DOCA_SUCCESS);
+	EXPECT_EQ(entry_index_of(event_blob), entry) << "the test needs the entry reused";
+	std::thread updater([event] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+		doca_sync_event_update_set(event, 1);
+	});
+	EXPECT_EQ(doca_sync_event_wait_gt(event, 0, UINT64_MAX), DOCA_SUCCESS);
+	updater.join();
+	EXPECT_EQ(doca_sync_event_stop(event), DOCA_SUCCESS);
+	EXPECT_EQ(doca_sync_event_destroy(event), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(pf0), DOCA_SUCCESS);
 }

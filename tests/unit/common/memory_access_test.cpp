@@ -82,4 +82,21 @@ TEST(RangeAccess, StackAndHighAddresses)
 	EXPECT_EQ(bad, 4096u);
 }
 
+// More pages than one system call probes (1024): the hole is found in a later batch.
+TEST(ProbeRange, FindsAHoleFarIntoALargeRange)
+{
+	const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+	constexpr size_t kPages = 3000;
+	void *p = mmap(nullptr, kPages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(p, MAP_FAILED);
+	const auto base = reinterpret_cast<uintptr_t>(p);
+	uintptr_t bad = 0;
+	EXPECT_EQ(softdpu::common::probe_range(base + 3, kPages * page - 3, &bad), RangeAccess::ok);
+	ASSERT_EQ(munmap(reinterpret_cast<void *>(base + 2500 * page), page), 0);
+	EXPECT_EQ(softdpu::common::probe_range(base + 3, kPages * page - 3, &bad), RangeAccess::unmapped);
+	EXPECT_EQ(bad, base + 2500 * page);
+	EXPECT_EQ(softdpu::common::probe_range(base + 2501 * page, 10, &bad), RangeAccess::ok);
+	munmap(p, kPages * page);
+}
+
 } // namespace

@@ -303,6 +303,25 @@ TEST_F(MmapStartChecksMemory, InaccessiblePagesAreInvalid)
 	EXPECT_EQ(start(pages_, page_, DOCA_ACCESS_FLAG_LOCAL_READ_ONLY), DOCA_SUCCESS);
 }
 
+// A shared file mapping past the end of its file looks read-write in /proc/self/maps, but a load
+// there raises SIGBUS: start faults every page in and refuses it.
+TEST_F(MmapStartChecksMemory, FileMappingPastItsEndIsInvalid)
+{
+	char path[] = "/tmp/softdpu-mmap-test-XXXXXX";
+	const int fd = mkstemp(path);
+	ASSERT_GE(fd, 0);
+	unlink(path);
+	ASSERT_EQ(ftruncate(fd, static_cast<off_t>(page_)), 0);
+	void *p = ::mmap(nullptr, 2 * page_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	ASSERT_NE(p, MAP_FAILED);
+	auto *file = static_cast<uint8_t *>(p);
+	EXPECT_EQ(start(file, 2 * page_, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(start(file + page_, 8, DOCA_ACCESS_FLAG_LOCAL_READ_ONLY), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(start(file, page_, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), DOCA_SUCCESS);
+	munmap(p, 2 * page_);
+}
+
 TEST_F(MmapStartChecksMemory, RefusedStartCanBeRetriedOnceTheMemoryIsThere)
 {
 	doca_mmap *m = nullptr;
