@@ -323,7 +323,8 @@ int memif_delete(memif_conn_handle_t *conn)
 	if (connection == nullptr)
 		return MEMIF_ERR_NOCONN;
 	Database &database = connection->database();
-	connection->disconnect(MEMIF_ERR_SUCCESS, "Interface deleted", true, false);
+	// As libmemif does: a connected interface is disconnected first, its disconnect callback included.
+	connection->disconnect(MEMIF_ERR_SUCCESS, "Interface deleted", true, true);
 	if (!connection->is_master())
 		database.remove_slave();
 	connection->socket().detach(*connection);
