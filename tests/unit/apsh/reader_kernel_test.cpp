@@ -137,6 +137,16 @@ struct Tables {
 			names.push_back(static_cast<uint8_t>(length));
 		}
 		names.insert(names.end(), typed_name.begin(), typed_name.end());
+		add_offset(address);
+	}
+	// A name given as its table bytes (length, then token indexes).
+	void add_encoded(const std::vector<uint8_t> &encoded, uint64_t address)
+	{
+		names.insert(names.end(), encoded.begin(), encoded.end());
+		add_offset(address);
+	}
+	void add_offset(uint64_t address)
+	{
 		int32_t offset = static_cast<int32_t>(-static_cast<int64_t>(address - relative_base) - 1);
 		uint8_t bytes[4];
 		std::memcpy(bytes, &offset, 4);
@@ -195,18 +205,16 @@ TEST(ReaderKallsyms, NamesLongerThanAnySymbolAreDroppedWithoutExpandingThem)
 	// A crafted guest: token 0x80 is 65,000 bytes, and three names are 32,767 references to it
 	// (2.1 GB expanded, for nothing: no symbol is longer than KSYM_NAME_LEN - 1 = 511).
 	Tables tables;
-	tables.token_table.resize(0x400); // the printable tokens stay where they are
+	tables.token_table.insert(tables.token_table.end(), 0x400 - tables.token_table.size(), 0); // tokens stay
 	const uint16_t big_at = static_cast<uint16_t>(tables.token_table.size());
 	tables.token_table.insert(tables.token_table.end(), 65000, 'x');
 	tables.token_table.push_back(0);
 	std::memcpy(tables.token_index.data() + 0x80 * 2, &big_at, 2);
 	tables.add("Tbefore", 0xffffffff81000000ull);
-	for (int i = 0; i < 3; i++) {
-		tables.add("T" + std::string(4, 'z'), 0xffffffff81000100ull); // room for the offsets
-		tables.names.resize(tables.names.size() - 6);
-		tables.names.insert(tables.names.end(), {0xff, 0xff});
-		tables.names.insert(tables.names.end(), 32767, 0x80);
-	}
+	std::vector<uint8_t> huge = {0xff, 0xff}; // length 32,767
+	huge.insert(huge.end(), 32767, 0x80);
+	for (int i = 0; i < 3; i++)
+		tables.add_encoded(huge, 0xffffffff81000100ull);
 	tables.add("T" + std::string(511, 'm'), 0xffffffff81000200ull); // the longest a symbol can be
 	tables.add("T" + std::string(512, 'l'), 0xffffffff81000300ull); // one longer: not a symbol
 	tables.add("Tafter", 0xffffffff81000400ull);
@@ -232,17 +240,14 @@ TEST(ReaderKallsyms, WholeTableExpansionIsBounded)
 	// 150,000 names of one 500-byte token each: 75 MB of names from 300 KB of table, more than
 	// any kernel has (the 6.1 kernel's 94,000 names take 2.3 MB).
 	Tables tables;
-	tables.token_table.resize(0x400);
+	tables.token_table.insert(tables.token_table.end(), 0x400 - tables.token_table.size(), 0);
 	const uint16_t long_at = static_cast<uint16_t>(tables.token_table.size());
 	tables.token_table.push_back('T');
 	tables.token_table.insert(tables.token_table.end(), 499, 'q');
 	tables.token_table.push_back(0);
 	std::memcpy(tables.token_index.data() + 0x80 * 2, &long_at, 2);
-	for (int i = 0; i < 150000; i++) {
-		tables.add("Tx", 0xffffffff81000000ull);
-		tables.names.resize(tables.names.size() - 3);
-		tables.names.insert(tables.names.end(), {1, 0x80});
-	}
+	for (int i = 0; i < 150000; i++)
+		tables.add_encoded({1, 0x80}, 0xffffffff81000000ull);
 	Kallsyms symbols;
 	auto status = tables.decode(symbols);
 	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);

@@ -179,6 +179,7 @@ TEST(ReaderSource, GuestWhoseFileShrinksWhileQueried)
 	status = system->processes(processes);
 	ASSERT_TRUE(status.ok()) << status.reason;
 	ASSERT_FALSE(processes.empty());
+	const Process target = processes.back();
 
 	file.truncate(1 << 20);
 	status = system->processes(processes); // through a mapping: SIGBUS
@@ -186,10 +187,10 @@ TEST(ReaderSource, GuestWhoseFileShrinksWhileQueried)
 	EXPECT_NE(status.reason.find(file.path() + ": the file shrank while it was read"), std::string::npos)
 	    << status.reason;
 	std::vector<MemoryArea> areas;
-	status = system->memory_areas(processes.back(), areas);
+	status = system->memory_areas(target, areas);
 	EXPECT_NE(status.reason.find(file.path() + ": the file shrank"), std::string::npos) << status.reason;
 	std::vector<uint8_t> page(4096);
-	EXPECT_EQ(system->read_user(processes.back(), 0x400000, page), 0u);
+	EXPECT_EQ(system->read_user(target, 0x400000, page), 0u);
 	EXPECT_FALSE(system->source_failure().ok());
 }
 
