@@ -81,7 +81,7 @@ enum doca_apsh_process_attr {
 
 typedef uint32_t DOCA_APSH_PROCESS_PID_TYPE;
 typedef uint32_t DOCA_APSH_PROCESS_PPID_TYPE;
-typedef char *DOCA_APSH_PROCESS_COMM_TYPE;
+typedef const char *DOCA_APSH_PROCESS_COMM_TYPE;
 typedef uint64_t DOCA_APSH_PROCESS_CPU_TIME_TYPE;
 typedef uint64_t DOCA_APSH_PROCESS_WINDOWS_OFFSET_TYPE;
 typedef uint32_t DOCA_APSH_PROCESS_WINDOWS_THREADS_TYPE;
@@ -108,8 +108,8 @@ typedef uint64_t DOCA_APSH_THREAD_STATE_TYPE;
 typedef uint8_t DOCA_APSH_THREAD_WINDOWS_WAIT_REASON_TYPE;
 typedef uint64_t DOCA_APSH_THREAD_WINDOWS_OFFSET_TYPE;
 typedef uint8_t DOCA_APSH_THREAD_WINDOWS_SUSPEND_COUNT_TYPE;
-typedef char *DOCA_APSH_THREAD_LINUX_PROC_NAME_TYPE;
-typedef char *DOCA_APSH_THREAD_LINUX_THREAD_NAME_TYPE;
+typedef const char *DOCA_APSH_THREAD_LINUX_PROC_NAME_TYPE;
+typedef const char *DOCA_APSH_THREAD_LINUX_THREAD_NAME_TYPE;
 
 /* Loaded libraries. */
 enum doca_apsh_lib_attr {
@@ -122,9 +122,9 @@ enum doca_apsh_lib_attr {
 };
 
 typedef uint32_t DOCA_APSH_LIB_PID_TYPE;
-typedef char *DOCA_APSH_LIB_LIBRARY_PATH_TYPE;
+typedef const char *DOCA_APSH_LIB_LIBRARY_PATH_TYPE;
 typedef uint64_t DOCA_APSH_LIB_LOAD_ADRESS_TYPE;
-typedef char *DOCA_APSH_LIB_WINDOWS_DLL_NAME_TYPE;
+typedef const char *DOCA_APSH_LIB_WINDOWS_DLL_NAME_TYPE;
 typedef uint32_t DOCA_APSH_LIB_WINDOWS_SIZE_OF_IMAGE_TYPE;
 typedef uint64_t DOCA_APSH_LIB_LINUX_LOAD_ADRESS_TYPE;
 
@@ -144,14 +144,14 @@ enum doca_apsh_vad_attr {
 
 typedef uint32_t DOCA_APSH_VMA_PID_TYPE;
 typedef uint64_t DOCA_APSH_VMA_OFFSET_TYPE;
-typedef char *DOCA_APSH_VMA_PROTECTION_TYPE;
+typedef const char *DOCA_APSH_VMA_PROTECTION_TYPE;
 typedef uint64_t DOCA_APSH_VMA_VM_START_TYPE;
 typedef uint64_t DOCA_APSH_VMA_VM_END_TYPE;
-typedef char *DOCA_APSH_VMA_PROCESS_NAME_TYPE;
-typedef char *DOCA_APSH_VMA_FILE_PATH_TYPE;
+typedef const char *DOCA_APSH_VMA_PROCESS_NAME_TYPE;
+typedef const char *DOCA_APSH_VMA_FILE_PATH_TYPE;
 typedef uint32_t DOCA_APSH_VMA_WINDOWS_COMMIT_CHARGE_TYPE;
 typedef uint32_t DOCA_APSH_VMA_WINDOWS_PRIVATE_MEMORY_TYPE;
-typedef char *DOCA_APSH_VMA_WINDOWS_TAG_TYPE;
+typedef const char *DOCA_APSH_VMA_WINDOWS_TAG_TYPE;
 
 /* Attestation of a process's executable memory areas. */
 enum doca_apsh_attestation_attr {
@@ -168,9 +168,9 @@ enum doca_apsh_attestation_attr {
 };
 
 typedef uint32_t DOCA_APSH_ATTESTATION_PID_TYPE;
-typedef char *DOCA_APSH_ATTESTATION_COMM_TYPE;
-typedef char *DOCA_APSH_ATTESTATION_PATH_OF_MEMORY_AREA_TYPE;
-typedef char *DOCA_APSH_ATTESTATION_PROTECTION_TYPE;
+typedef const char *DOCA_APSH_ATTESTATION_COMM_TYPE;
+typedef const char *DOCA_APSH_ATTESTATION_PATH_OF_MEMORY_AREA_TYPE;
+typedef const char *DOCA_APSH_ATTESTATION_PROTECTION_TYPE;
 typedef uint64_t DOCA_APSH_ATTESTATION_START_ADDRESS_TYPE;
 typedef uint64_t DOCA_APSH_ATTESTATION_END_ADDRESS_TYPE;
 typedef int DOCA_APSH_ATTESTATION_PAGES_NUMBER_TYPE;
@@ -186,7 +186,7 @@ enum doca_apsh_module_attr {
 };
 
 typedef uint64_t DOCA_APSH_MODULES_OFFSET_TYPE;
-typedef char *DOCA_APSH_MODULES_NAME_TYPE;
+typedef const char *DOCA_APSH_MODULES_NAME_TYPE;
 typedef uint32_t DOCA_APSH_MODULES_SIZE_TYPE;
 
 /* Privileges (Windows). */
@@ -200,7 +200,7 @@ enum doca_apsh_privilege_attr {
 };
 
 typedef uint32_t DOCA_APSH_PRIVILEGES_PID_TYPE;
-typedef char *DOCA_APSH_PRIVILEGES_NAME_TYPE;
+typedef const char *DOCA_APSH_PRIVILEGES_NAME_TYPE;
 typedef bool DOCA_APSH_PRIVILEGES_IS_ON_TYPE;
 typedef bool DOCA_APSH_PRIVILEGES_WINDOWS_PRESENT_TYPE;
 typedef bool DOCA_APSH_PRIVILEGES_WINDOWS_ENABLED_TYPE;
@@ -215,8 +215,8 @@ enum doca_apsh_envar_attr {
 };
 
 typedef uint32_t DOCA_APSH_ENVARS_PID_TYPE;
-typedef char *DOCA_APSH_ENVARS_VARIABLE_TYPE;
-typedef char *DOCA_APSH_ENVARS_VALUE_TYPE;
+typedef const char *DOCA_APSH_ENVARS_VARIABLE_TYPE;
+typedef const char *DOCA_APSH_ENVARS_VALUE_TYPE;
 typedef uint64_t DOCA_APSH_ENVARS_WINDOWS_BLOCK_TYPE;
 
 /* Handles (Windows). */
@@ -232,9 +232,9 @@ enum doca_apsh_handle_attr {
 typedef uint32_t DOCA_APSH_HANDLE_PID_TYPE;
 typedef uint64_t DOCA_APSH_HANDLE_VALUE_TYPE;
 typedef uint64_t DOCA_APSH_HANDLE_TABLE_ENTRY_TYPE;
-typedef char *DOCA_APSH_HANDLE_TYPE_TYPE;
+typedef const char *DOCA_APSH_HANDLE_TYPE_TYPE;
 typedef uint64_t DOCA_APSH_HANDLE_ACCESS_TYPE;
-typedef char *DOCA_APSH_HANDLE_NAME_TYPE;
+typedef const char *DOCA_APSH_HANDLE_NAME_TYPE;
 
 /* LDR modules (Windows). */
 enum doca_apsh_ldrmodule_attr {
@@ -250,8 +250,8 @@ enum doca_apsh_ldrmodule_attr {
 
 typedef uint32_t DOCA_APSH_LDRMODULE_PID_TYPE;
 typedef uint64_t DOCA_APSH_LDRMODULE_BASE_ADDRESS_TYPE;
-typedef char *DOCA_APSH_LDRMODULE_LIBRARY_PATH_TYPE;
-typedef char *DOCA_APSH_LDRMODULE_WINDOWS_DLL_NAME_TYPE;
+typedef const char *DOCA_APSH_LDRMODULE_LIBRARY_PATH_TYPE;
+typedef const char *DOCA_APSH_LDRMODULE_WINDOWS_DLL_NAME_TYPE;
 typedef uint32_t DOCA_APSH_LDRMODULE_WINDOWS_SIZE_OF_IMAGE_TYPE;
 typedef bool DOCA_APSH_LDRMODULE_WINDOWS_INLOAD_TYPE;
 typedef bool DOCA_APSH_LDRMODULE_WINDOWS_INMEM_TYPE;
@@ -272,9 +272,9 @@ enum doca_apsh_injection_detect_attr {
 typedef uint32_t DOCA_APSH_INJECTION_DETECT_PID_TYPE;
 typedef uint64_t DOCA_APSH_INJECTION_DETECT_VAD_START_TYPE;
 typedef uint64_t DOCA_APSH_INJECTION_DETECT_VAD_END_TYPE;
-typedef char *DOCA_APSH_INJECTION_DETECT_VAD_PROTECTION_TYPE;
-typedef char *DOCA_APSH_INJECTION_DETECT_VAD_TAG_TYPE;
-typedef char *DOCA_APSH_INJECTION_DETECT_VAD_FILE_PATH_TYPE;
+typedef const char *DOCA_APSH_INJECTION_DETECT_VAD_PROTECTION_TYPE;
+typedef const char *DOCA_APSH_INJECTION_DETECT_VAD_TAG_TYPE;
+typedef const char *DOCA_APSH_INJECTION_DETECT_VAD_FILE_PATH_TYPE;
 typedef uint64_t DOCA_APSH_INJECTION_DETECT_SUSPECTED_AREA_START_TYPE;
 typedef uint64_t DOCA_APSH_INJECTION_DETECT_SUSPECTED_AREA_END_TYPE;
 
@@ -286,7 +286,7 @@ enum doca_apsh_sid_attr {
 };
 
 typedef uint32_t DOCA_APSH_PROCESS_SID_PID_TYPE;
-typedef char *DOCA_APSH_PROCESS_SID_STRING_TYPE;
+typedef const char *DOCA_APSH_PROCESS_SID_STRING_TYPE;
 typedef uint32_t DOCA_APSH_PROCESS_SID_ATTRIBUTES_TYPE;
 
 /* Network connections. */
@@ -303,14 +303,14 @@ enum doca_apsh_netscan_attr {
 };
 
 typedef uint32_t DOCA_APSH_NETSCAN_PID_TYPE;
-typedef char *DOCA_APSH_NETSCAN_COMM_TYPE;
-typedef char *DOCA_APSH_NETSCAN_PROTOCOL_TYPE;
-typedef char *DOCA_APSH_NETSCAN_LOCAL_ADDR_TYPE;
-typedef char *DOCA_APSH_NETSCAN_REMOTE_ADDR_TYPE;
+typedef const char *DOCA_APSH_NETSCAN_COMM_TYPE;
+typedef const char *DOCA_APSH_NETSCAN_PROTOCOL_TYPE;
+typedef const char *DOCA_APSH_NETSCAN_LOCAL_ADDR_TYPE;
+typedef const char *DOCA_APSH_NETSCAN_REMOTE_ADDR_TYPE;
 typedef uint16_t DOCA_APSH_NETSCAN_LOCAL_PORT_TYPE;
 typedef uint16_t DOCA_APSH_NETSCAN_REMOTE_PORT_TYPE;
-typedef char *DOCA_APSH_NETSCAN_STATE_TYPE;
-typedef char *DOCA_APSH_NETSCAN_TIME_TYPE;
+typedef const char *DOCA_APSH_NETSCAN_STATE_TYPE;
+typedef const char *DOCA_APSH_NETSCAN_TIME_TYPE;
 
 /* Process parameters. */
 enum doca_apsh_process_parameters_attr {
@@ -321,9 +321,9 @@ enum doca_apsh_process_parameters_attr {
 };
 
 typedef uint32_t DOCA_APSH_PROCESS_PARAMETERS_PID_TYPE;
-typedef char *DOCA_APSH_PROCESS_PARAMETERS_CMD_LINE_TYPE;
+typedef const char *DOCA_APSH_PROCESS_PARAMETERS_CMD_LINE_TYPE;
 typedef uint64_t DOCA_APSH_PROCESS_PARAMETERS_IMAGE_BASE_ADDR_TYPE;
-typedef char *DOCA_APSH_PROCESS_PARAMETERS_IMAGE_FULL_PATH_TYPE;
+typedef const char *DOCA_APSH_PROCESS_PARAMETERS_IMAGE_FULL_PATH_TYPE;
 
 /* YARA. */
 enum doca_apsh_yara_rule {
@@ -347,8 +347,8 @@ enum doca_apsh_yara_attr {
 };
 
 typedef uint32_t DOCA_APSH_YARA_PID_TYPE;
-typedef char *DOCA_APSH_YARA_COMM_TYPE;
-typedef char *DOCA_APSH_YARA_RULE_TYPE;
+typedef const char *DOCA_APSH_YARA_COMM_TYPE;
+typedef const char *DOCA_APSH_YARA_RULE_TYPE;
 typedef uint64_t DOCA_APSH_YARA_MATCH_WINDOW_ADDR_TYPE;
 typedef uint64_t DOCA_APSH_YARA_MATCH_WINDOW_LEN_TYPE;
 
