@@ -39,10 +39,11 @@ bool add_file(const fs::path &path, const std::string &root, ExecHashMap &map)
 		return false;
 	}
 	std::string recorded = path.lexically_normal().string();
-	if (!root.empty() && recorded.rfind(root, 0) == 0) {
-		recorded = recorded.substr(root.size());
-		if (recorded.empty() || recorded[0] != '/')
-			recorded.insert(recorded.begin(), '/');
+	if (!root.empty()) {
+		// By path components: --root /tmp/r strips /tmp/r/bin/true, not /tmp/r2/bin/true.
+		const fs::path inside = path.lexically_normal().lexically_relative(fs::path(root));
+		if (!inside.empty() && *inside.begin() != ".." && inside != ".")
+			recorded = "/" + inside.string();
 	}
 	ExecHashFile file;
 	softdpu::apsh::Status status =
