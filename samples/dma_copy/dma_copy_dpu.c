@@ -246,7 +246,11 @@ static doca_error_t prepare_dma(struct dpu_side *dpu)
 	if (dpu->slots == NULL)
 		return DOCA_ERROR_NO_MEMORY;
 
-	result = sample_mmap_create(dpu->dev, dpu->region.addr, dpu->region.len, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE,
+	/* The file the DPU sends is mapped read-only: registering it for writes would fail, as it does
+	 * on hardware. The DPU writes only the region it receives into. */
+	result = sample_mmap_create(dpu->dev, dpu->region.addr, dpu->region.len,
+				    dpu->config->direction == DMA_COPY_DPU_TO_HOST ? DOCA_ACCESS_FLAG_LOCAL_READ_ONLY
+										   : DOCA_ACCESS_FLAG_LOCAL_READ_WRITE,
 				    &dpu->local_mmap);
 	if (result != DOCA_SUCCESS)
 		return result;
@@ -269,8 +273,8 @@ static doca_error_t prepare_dma(struct dpu_side *dpu)
 	if (result == DOCA_SUCCESS)
 		result = doca_pe_connect_ctx(dpu->pe, doca_dma_as_ctx(dpu->dma));
 	if (result == DOCA_SUCCESS)
-		result = doca_dma_task_memcpy_set_conf(dpu->dma, chunk_completed, chunk_completed,
-						       dpu->config->inflight);
+		result =
+		    doca_dma_task_memcpy_set_conf(dpu->dma, chunk_completed, chunk_completed, dpu->config->inflight);
 	if (result == DOCA_SUCCESS)
 		result = doca_ctx_set_user_data(doca_dma_as_ctx(dpu->dma), (union doca_data){.ptr = dpu});
 	if (result == DOCA_SUCCESS)
@@ -298,8 +302,8 @@ static doca_error_t submit_next_chunk(struct dpu_side *dpu, struct chunk_slot *s
 	/* The source's data is the whole chunk; the destination starts empty and the copy fills it. */
 	result = doca_buf_inventory_buf_get_by_data(dpu->inventory, src_mmap, src_base + offset, len, &slot->src);
 	if (result == DOCA_SUCCESS)
-		result = doca_buf_inventory_buf_get_by_addr(dpu->inventory, dst_mmap, dst_base + offset, len,
-							    &slot->dst);
+		result =
+		    doca_buf_inventory_buf_get_by_addr(dpu->inventory, dst_mmap, dst_base + offset, len, &slot->dst);
 	if (result == DOCA_SUCCESS)
 		result = doca_dma_task_memcpy_alloc_init(dpu->dma, slot->src, slot->dst, (union doca_data){.ptr = slot},
 							 &task);
@@ -394,8 +398,9 @@ static doca_error_t transfer(struct dpu_side *dpu)
 		dma_copy_format_throughput(throughput, sizeof(throughput), dpu->file_size, elapsed_ns);
 		DOCA_LOG_INFO("DMA %s (the DPU %s host memory): %s", dma_copy_direction_name(dpu->config->direction),
 			      to_host ? "writes" : "reads", throughput);
-		DOCA_LOG_INFO("%llu chunks of up to %llu bytes, up to %u in flight", (unsigned long long)dpu->num_chunks,
-			      (unsigned long long)dpu->chunk_size, dpu->config->inflight);
+		DOCA_LOG_INFO("%llu chunks of up to %llu bytes, up to %u in flight",
+			      (unsigned long long)dpu->num_chunks, (unsigned long long)dpu->chunk_size,
+			      dpu->config->inflight);
 		/* Receiving: checksum what the DMA actually brought into our memory. */
 		if (!to_host) {
 			crc = dma_copy_crc32c(0, dpu->region.addr, dpu->region.len);
