@@ -56,6 +56,13 @@ std::vector<std::pair<int, std::string>> registry_files(pid_t pid)
 	return out;
 }
 
+uint32_t entry_index_of(const void *blob)
+{
+	uint32_t index = 0;
+	std::memcpy(&index, static_cast<const uint8_t *>(blob) + 104, sizeof(index)); // docs/host-dpu.md: entry index
+	return index;
+}
+
 // This process's mappings of the export registry files, as lines of /proc/self/maps.
 std::vector<std::string> registry_mappings()
 {
@@ -88,11 +95,24 @@ TEST(XprocStopTest, StopRefusesWhileAnImporterIsInsideACopyAndTheCopyFails)
 
 	auto dpu = start_peer("dpu");
 	ASSERT_EQ(dpu->call("import 03:00.0 0 " + to_hex(blob, blob_len)), "ok");
-	const std::string started = dpu->call("stallwrite " + std::to_string(kBytes) + " 4000 8");
+	const std::string started = dpu->call("stallwrite " + std::to_string(kBytes) + " 6000 8");
 	if (started.rfind("err userfaultfd", 0) == 0)
 		GTEST_SKIP() << "the peer cannot use userfaultfd here: " << started;
 	ASSERT_EQ(started, "ok started");
-	std::this_thread::sleep_for(std::chrono::milliseconds(200)); // into the stalled copy
+	// Until the peer is inside its (stalled) access, as this process's registry shows it.
+	doca_error_t registry_error = DOCA_SUCCESS;
+	softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&registry_error);
+	ASSERT_NE(registry, nullptr);
+	const auto inside = [&] {
+		for (const auto &slot : registry->shared(entry_index_of(blob)).slots)
+			if (slot.in_access.load() != 0)
+				return true;
+		return false;
+	};
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+	while (!inside() && std::chrono::steady_clock::now() < deadline)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	ASSERT_TRUE(inside());
 
 	auto t0 = std::chrono::steady_clock::now();
 	EXPECT_EQ(doca_mmap_stop(mmap), DOCA_ERROR_NOT_PERMITTED);
@@ -291,17 +311,6 @@ TEST(XprocExecTest, ExecOfTheExporterEndsWaitsOnItsEvents)
 	EXPECT_EQ(doca_sync_event_destroy(event), DOCA_SUCCESS);
 	EXPECT_EQ(doca_dev_close(p0), DOCA_SUCCESS);
 }
-
-namespace {
-
-uint32_t entry_index_of(const void *blob)
-{
-	uint32_t index = 0;
-	std::memcpy(&index, static_cast<const uint8_t *>(blob) + 104, sizeof(index));
-	return index;
-}
-
-} // namespace
 
 // A forked child of an exporter inherits the records of its parent's exports but has a registry of
 // its own: destroying the inherited mmap must not put the parent's entry into the child's free
