@@ -331,6 +331,13 @@ const Function *Topology::dpu_manager_of(const Function &host_function) const no
 	return rep != nullptr ? rep->manager : nullptr;
 }
 
+bool Topology::reaches_over_pci(const Function &dpu_function, const Function &host_function) const noexcept
+{
+	const Function *manager = dpu_manager_of(host_function);
+	return manager != nullptr && dpu_function.side == Side::dpu &&
+	       (&dpu_function == manager || dpu_function.parent == manager);
+}
+
 std::vector<const Function *> Topology::host_functions_of(const Function &dpu_manager) const
 {
 	std::vector<const Function *> result;

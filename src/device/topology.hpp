@@ -165,6 +165,11 @@ public:
 	// ...and the DPU PF whose side of the card the host function lives on (host pf0 and its VFs
 	// -> p0): the device to use on the DPU for memory the host exports from this function.
 	const Function *dpu_manager_of(const Function &host_function) const noexcept;
+	// Host <-> DPU matching (Core guide, "Local Device and Representor Matching"): whether DPU
+	// function dpu_function reaches host_function over PCI, i.e. is the PF that manages
+	// host_function's representor or one of that PF's SFs. The one rule for importing host exports
+	// (mmaps and sync events); what a function may import is its capabilities' business.
+	bool reaches_over_pci(const Function &dpu_function, const Function &host_function) const noexcept;
 	// The reverse: host functions (PFs and VFs) whose representors a DPU PF manages.
 	std::vector<const Function *> host_functions_of(const Function &dpu_manager) const;
 

@@ -772,11 +772,8 @@ doca_error_t doca_sync_event::create_from_export(doca_dev *dev, const uint8_t *d
 	// (or an SF of p0), pf1's through p1.
 	const auto &topology = dev->devinfo().table().topology();
 	const softdpu::device::Function *exporter = topology.find_function(blob.dev_name.data());
-	const softdpu::device::Function *manager = exporter != nullptr && exporter->side == softdpu::device::Side::host
-						       ? topology.dpu_manager_of(*exporter)
-						       : nullptr;
 	const softdpu::device::Function &local = dev->function();
-	if (manager == nullptr || (&local != manager && local.parent != manager)) {
+	if (exporter == nullptr || !topology.reaches_over_pci(local, *exporter)) {
 		SDK_LOG_ERR("failed to create sync event from export: exported through %s, which device %s does not "
 			    "reach",
 			    blob.dev_name.data(), local.name.c_str());

@@ -534,10 +534,10 @@ static doca_error_t check_import_device(const softdpu::xproc::ExportBlob &blob, 
 			    exporter->name.c_str());
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
-	const softdpu::device::Function *manager = topology.dpu_manager_of(*exporter);
-	if (manager != &dev->function()) {
+	if (!topology.reaches_over_pci(dev->function(), *exporter)) {
+		const softdpu::device::Function *manager = topology.dpu_manager_of(*exporter);
 		SDK_LOG_ERR("doca_mmap_create_from_export: memory exported from host %s must be imported through "
-			    "DPU device %s, not %s",
+			    "DPU device %s (or one of its SFs), not %s",
 			    exporter->name.c_str(), manager != nullptr ? manager->name.c_str() : "(none)",
 			    dev->function().name.c_str());
 		return DOCA_ERROR_NOT_PERMITTED;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -160,6 +161,36 @@ TEST(DefaultTopology, RepresentorsCarryTheHostFunctionsAddressAndVuid)
 	EXPECT_EQ(host_of_p1, (std::vector<std::string>{"pf1", "pf1vf0"}));
 	// A DPU function has no DPU manager of its own.
 	EXPECT_EQ(topology->dpu_manager_of(*topology->find_function("p0")), nullptr);
+}
+
+// The one host <-> DPU matching rule (mmap and sync event imports): each DPU function against
+// each host function, by kind (PF, VF, SF) and port.
+TEST(DefaultTopology, DpuFunctionsReachTheHostFunctionsOfTheirPort)
+{
+	const auto topology = Topology::builtin_default(Side::host).topology;
+	const std::vector<std::string> host = {"pf0", "pf0vf0", "pf0vf1", "pf1", "pf1vf0"};
+	// DPU function -> the host functions it reaches.
+	const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
+	    {"p0", {"pf0", "pf0vf0", "pf0vf1"}},   // the PF that manages pf0's representors
+	    {"p0s0", {"pf0", "pf0vf0", "pf0vf1"}}, // an SF of that PF
+	    {"p1", {"pf1", "pf1vf0"}},
+	    {"p1s0", {"pf1", "pf1vf0"}},
+	};
+	for (const auto &[dpu_name, reached] : expected) {
+		const Function *dpu = topology->find_function(dpu_name);
+		ASSERT_NE(dpu, nullptr) << dpu_name;
+		for (const std::string &host_name : host) {
+			const Function *h = topology->find_function(host_name);
+			ASSERT_NE(h, nullptr) << host_name;
+			const bool want = std::find(reached.begin(), reached.end(), host_name) != reached.end();
+			EXPECT_EQ(topology->reaches_over_pci(*dpu, *h), want) << dpu_name << " -> " << host_name;
+			// Never the other way round, and never a host function from another.
+			EXPECT_FALSE(topology->reaches_over_pci(*h, *dpu)) << host_name << " -> " << dpu_name;
+			EXPECT_FALSE(topology->reaches_over_pci(*h, *h)) << host_name;
+		}
+		// DPU functions do not reach each other over PCI.
+		EXPECT_FALSE(topology->reaches_over_pci(*dpu, *topology->find_function("p0")));
+	}
 }
 
 TEST(DefaultTopology, EveryFunctionHasDistinctIdentity)
