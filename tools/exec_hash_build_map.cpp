@@ -42,8 +42,10 @@ bool add_file(const fs::path &path, const std::string &root, ExecHashMap &map)
 	if (!root.empty()) {
 		// By path components: --root /tmp/r strips /tmp/r/bin/true, not /tmp/r2/bin/true.
 		const fs::path inside = path.lexically_normal().lexically_relative(fs::path(root));
-		if (!inside.empty() && *inside.begin() != ".." && inside != ".")
-			recorded = "/" + inside.string();
+		if (!inside.empty() && *inside.begin() != ".." && inside != ".") {
+			recorded.assign(1, '/'); // appended, not "/" + ...: GCC 12 -O3 misreports that (-Wrestrict)
+			recorded += inside.string();
+		}
 	}
 	ExecHashFile file;
 	softdpu::apsh::Status status =
