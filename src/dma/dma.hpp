@@ -34,6 +34,7 @@ public:
 
 protected:
 	doca_error_t on_start() noexcept override;
+	bool uses_copy_engine() const noexcept override { return true; }
 	void on_stopped() noexcept override;
 	doca_error_t validate(const doca_task *task) const noexcept override;
 	Execution on_submit(doca_task *task) noexcept override;

@@ -40,7 +40,7 @@ doca_error_t doca_ctx::start() noexcept
 	const doca_error_t result = on_start();
 	if (result != DOCA_SUCCESS)
 		return result;
-	if (!engine_acquired_) {
+	if (uses_copy_engine() && !engine_acquired_) {
 		try {
 			CopyEngine::instance().acquire();
 		} catch (...) {

@@ -82,6 +82,10 @@ protected:
 	// signals its PE (signal_if_armed) whenever their condition may change overrides this so the
 	// PE can sleep; it must answer true for any change made since its last progress().
 	virtual bool not_ready_may_be_ready() const noexcept { return true; }
+	// True for contexts whose tasks may run on the DMA copy engine's threads (hand_to_engine): they
+	// hold a reference on the engine from start to destruction, so its threads exist. Others (sync
+	// events, graphs) never start them.
+	virtual bool uses_copy_engine() const noexcept { return false; }
 	// True while the library has tasks allocated (all must be freed before reaching idle).
 	size_t tasks_in_use() const noexcept { return tasks_in_use_; }
 
@@ -104,6 +108,9 @@ private:
 	// Engine jobs that may still touch this context: a job publishes its completion and then
 	// signals the PE, and in between the application may already have consumed the completion.
 	// The destructor waits for this to drain so neither the context nor its PE goes away first.
+	// The wait is a yield loop on purpose: a context is destroyed idle, so no job can start and the
+	// only ones left are between publishing and this decrement, a few instructions on an engine
+	// thread; sleeping on a futex would cost every completion a system call.
 	std::atomic<uint32_t> engine_refs_{0};
 	softdpu::exec::TaskQueue not_ready_;
 	softdpu::exec::TaskQueue done_;

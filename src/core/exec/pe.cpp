@@ -75,7 +75,9 @@ uint8_t doca_pe::progress() noexcept
 	for (size_t visited = 0; visited < count; ++visited) {
 		progressed |= members_[index]->progress();
 		// A callback may destroy nothing (contexts cannot be destroyed while running callbacks
-		// of their own), but may change membership through graphs; re-check the bound.
+		// of their own), but may change membership through graphs. Then the round ends here: the
+		// indices no longer mean what they meant, and ending is safe because the next call starts
+		// from next_member_ (reset to 0 by a disconnect), so every member still gets its turn.
 		if (members_.size() != count)
 			break;
 		index = index + 1 < count ? index + 1 : 0;

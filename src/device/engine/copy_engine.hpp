@@ -32,6 +32,12 @@ public:
 	void submit(EngineJob *job) noexcept;
 
 	size_t thread_count() const noexcept { return threads_wanted_; }
+	// Contexts holding a reference now (tests: which contexts use the engine).
+	size_t users() noexcept
+	{
+		std::lock_guard lock(sleep_mutex_);
+		return users_;
+	}
 
 	CopyEngine(const CopyEngine &) = delete;
 	CopyEngine &operator=(const CopyEngine &) = delete;
@@ -58,7 +64,7 @@ private:
 	std::condition_variable wake_;
 	bool shutting_down_ = false; // guarded by sleep_mutex_
 	std::atomic<bool> stop_{false};
-	size_t users_ = 0;           // guarded by sleep_mutex_
+	size_t users_ = 0; // guarded by sleep_mutex_
 	size_t threads_wanted_;
 	std::vector<std::thread> threads_;
 };

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <vector>
 
+#include "device/engine/copy_engine.hpp"
 #include "device/topology.hpp"
 #include "support/dma_fixture.h"
 #include "support/topology_with_caps.hpp"
@@ -63,6 +64,22 @@ protected:
 	Results results;
 	DmaSetup setup{4 << 20};
 };
+
+// A DMA context holds the copy engine from its first start until it is destroyed.
+TEST(DmaEngine, ADmaContextHoldsTheCopyEngine)
+{
+	auto &engine = softdpu::device::CopyEngine::instance();
+	const size_t users = engine.users();
+	{
+		DmaSetup setup;
+		setup.make_dma(on_success, on_error, 4);
+		EXPECT_EQ(engine.users(), users);
+		ASSERT_EQ(doca_ctx_start(setup.ctx()), DOCA_SUCCESS);
+		EXPECT_EQ(engine.users(), users + 1);
+		ASSERT_EQ(doca_ctx_stop(setup.ctx()), DOCA_SUCCESS);
+	}
+	EXPECT_EQ(engine.users(), users);
+}
 
 TEST_F(DmaTest, CopiesSourceDataIntoEmptyDestination)
 {

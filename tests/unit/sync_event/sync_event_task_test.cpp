@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "device/engine/copy_engine.hpp"
 #include "sync_event/sync_event.hpp"
 #include "sync_event_support.hpp"
 
@@ -89,6 +90,15 @@ TEST_F(SyncEventTaskTest, SetConfOnARunningContextIsNotPermitted)
 	// Idle again, the configuration may change.
 	stop_ctx();
 	EXPECT_EQ(doca_sync_event_task_get_set_conf(event, SYNC_EVENT_CALLBACKS(get), 4), DOCA_SUCCESS);
+}
+
+// The copy engine belongs to DMA: a sync event context never holds it (nor starts its threads).
+TEST_F(SyncEventTaskTest, ContextDoesNotUseTheCopyEngine)
+{
+	const size_t users = softdpu::device::CopyEngine::instance().users();
+	start_context();
+	EXPECT_EQ(softdpu::device::CopyEngine::instance().users(), users);
+	stop_ctx();
 }
 
 TEST_F(SyncEventTaskTest, SetConfOnAStandaloneStartedEventIsNotPermitted)
