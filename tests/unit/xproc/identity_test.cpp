@@ -59,8 +59,9 @@ TEST(XprocIdentity, ExitedButUnreapedChildIsNotAlive)
 // as a zombie, but the process still runs (and could be inside an access).
 TEST(XprocIdentity, ZombieLeaderWithLiveThreadsIsAlive)
 {
-	int to_child[2];
-	ASSERT_EQ(pipe(to_child), 0);
+	int to_leader[2], to_worker[2];
+	ASSERT_EQ(pipe(to_leader), 0);
+	ASSERT_EQ(pipe(to_worker), 0);
 	const pid_t child = fork();
 	ASSERT_GE(child, 0);
 	if (child == 0) {
@@ -72,30 +73,30 @@ TEST(XprocIdentity, ZombieLeaderWithLiveThreadsIsAlive)
 			    (void)!read(*static_cast<int *>(fd), &c, 1); // until told
 			    _exit(0);
 		    },
-		    &to_child[0]);
-		syscall(SYS_exit, 0); // this thread only (pthread_exit would unwind through gtest)
+		    &to_worker[0]);
+		char c;
+		(void)!read(to_leader[0], &c, 1); // until the parent has the start time
+		syscall(SYS_exit, 0);             // this thread only (pthread_exit would unwind through gtest)
 	}
 	const auto pid = static_cast<uint32_t>(child);
-	uint64_t start = 0;
-	for (int i = 0; i < 500 && start == 0; ++i) {
-		start = process_start_time(pid);
-		std::this_thread::sleep_for(std::chrono::milliseconds(1));
-	}
+	const uint64_t start = process_start_time(pid); // the leader waits: it is alive now
+	ASSERT_NE(start, 0u);
+	ASSERT_EQ(write(to_leader[1], "x", 1), 1);
 	// Wait for the leader to become a zombie: process_start_time reports 0 for it.
 	bool leader_gone = false;
-	for (int i = 0; i < 1000 && !leader_gone; ++i) {
+	for (int i = 0; i < 5000 && !leader_gone; ++i) {
 		leader_gone = process_start_time(pid) == 0;
 		if (!leader_gone)
 			std::this_thread::sleep_for(std::chrono::milliseconds(2));
 	}
 	ASSERT_TRUE(leader_gone);
 	EXPECT_EQ(process_liveness(pid, start), Liveness::alive);
-	ASSERT_EQ(write(to_child[1], "x", 1), 1);
+	ASSERT_EQ(write(to_worker[1], "x", 1), 1);
 	int status = 0;
 	ASSERT_EQ(waitpid(child, &status, 0), child);
 	EXPECT_EQ(process_liveness(pid, start), Liveness::gone);
-	close(to_child[0]);
-	close(to_child[1]);
+	for (int fd : {to_leader[0], to_leader[1], to_worker[0], to_worker[1]})
+		close(fd);
 }
 
 // With no file descriptor left /proc cannot tell: unknown, never "gone".
