@@ -57,7 +57,7 @@ Sha256Digest hash_page(std::span<const uint8_t> bytes) noexcept
 	std::array<uint8_t, kPageSize> page{};
 	const size_t n = std::min<size_t>(bytes.size(), kPageSize);
 	std::memcpy(page.data(), bytes.data(), n);
-	return Sha256::of(page);
+	return sha256(page);
 }
 
 Status hash_file_bytes(std::span<const uint8_t> bytes, const std::string &path, ExecHashFile &out)
