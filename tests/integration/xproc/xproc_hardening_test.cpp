@@ -63,6 +63,29 @@ uint32_t entry_index_of(const void *blob)
 	return index;
 }
 
+// This process as the host: pf0 open, an mmap over `memory` started for PCI read-write and
+// exported through pf0.
+struct HostExport {
+	doca_dev *pf0 = nullptr;
+	doca_mmap *mmap = nullptr;
+	const void *blob = nullptr;
+	size_t len = 0;
+};
+
+::testing::AssertionResult export_from_host(std::vector<uint8_t> &memory, HostExport &out)
+{
+	out.pf0 = open_by_pci("0b:00.0");
+	if (out.pf0 == nullptr)
+		return ::testing::AssertionFailure() << "no host pf0";
+	out.mmap = started_mmap(memory, out.pf0, kReadWrite);
+	if (out.mmap == nullptr)
+		return ::testing::AssertionFailure() << "cannot start an mmap";
+	const doca_error_t result = doca_mmap_export_pci(out.mmap, out.pf0, &out.blob, &out.len);
+	if (result != DOCA_SUCCESS)
+		return ::testing::AssertionFailure() << "export_pci: " << doca_error_get_name(result);
+	return ::testing::AssertionSuccess();
+}
+
 // This process's mappings of the export registry files, as lines of /proc/self/maps.
 std::vector<std::string> registry_mappings()
 {
@@ -83,18 +106,13 @@ TEST(XprocStopTest, StopRefusesWhileAnImporterIsInsideACopyAndTheCopyFails)
 {
 	SideGuard side(Side::host);
 	constexpr size_t kBytes = 8192;
-	doca_dev *pf0 = open_by_pci("0b:00.0");
-	ASSERT_NE(pf0, nullptr);
 	std::vector<uint8_t> memory(kBytes);
 	fill_pattern(memory.data(), memory.size(), 3);
-	doca_mmap *mmap = started_mmap(memory, pf0, kReadWrite);
-	ASSERT_NE(mmap, nullptr);
-	const void *blob = nullptr;
-	size_t blob_len = 0;
-	ASSERT_EQ(doca_mmap_export_pci(mmap, pf0, &blob, &blob_len), DOCA_SUCCESS);
+	HostExport host;
+	ASSERT_TRUE(export_from_host(memory, host));
 
 	auto dpu = start_peer("dpu");
-	ASSERT_EQ(dpu->call("import 03:00.0 0 " + to_hex(blob, blob_len)), "ok");
+	ASSERT_EQ(dpu->call("import 03:00.0 0 " + to_hex(host.blob, host.len)), "ok");
 	const std::string started = dpu->call("stallwrite " + std::to_string(kBytes) + " 6000 8");
 	if (started.rfind("err userfaultfd", 0) == 0)
 		GTEST_SKIP() << "the peer cannot use userfaultfd here: " << started;
@@ -104,7 +122,7 @@ TEST(XprocStopTest, StopRefusesWhileAnImporterIsInsideACopyAndTheCopyFails)
 	softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&registry_error);
 	ASSERT_NE(registry, nullptr);
 	const auto inside = [&] {
-		for (const auto &slot : registry->shared(entry_index_of(blob)).slots)
+		for (const auto &slot : registry->shared(entry_index_of(host.blob)).slots)
 			if (slot.in_access.load() != 0)
 				return true;
 		return false;
@@ -115,21 +133,21 @@ TEST(XprocStopTest, StopRefusesWhileAnImporterIsInsideACopyAndTheCopyFails)
 	ASSERT_TRUE(inside());
 
 	auto t0 = std::chrono::steady_clock::now();
-	EXPECT_EQ(doca_mmap_stop(mmap), DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_EQ(doca_mmap_stop(host.mmap), DOCA_ERROR_NOT_PERMITTED);
 	EXPECT_GE(ms_since(t0), 900.0);
 	// Still started and exported: nothing is released, nothing can be re-exported meanwhile.
 	uint8_t exported = 0;
-	EXPECT_EQ(doca_mmap_get_exported(mmap, &exported), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_get_exported(host.mmap, &exported), DOCA_SUCCESS);
 	EXPECT_EQ(exported, 1);
-	EXPECT_EQ(doca_mmap_export_pci(mmap, pf0, &blob, &blob_len), DOCA_ERROR_NOT_PERMITTED);
-	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_EQ(doca_mmap_export_pci(host.mmap, host.pf0, &host.blob, &host.len), DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_EQ(doca_mmap_destroy(host.mmap), DOCA_ERROR_NOT_PERMITTED);
 
 	// The copy resumes, lands (the host has not taken its memory back), and is reported failed.
 	EXPECT_EQ(dpu->read_line(10000), "err DOCA_ERROR_NOT_CONNECTED");
 	t0 = std::chrono::steady_clock::now();
-	EXPECT_EQ(doca_mmap_stop(mmap), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_stop(host.mmap), DOCA_SUCCESS);
 	EXPECT_LT(ms_since(t0), 500.0);
-	EXPECT_EQ(doca_mmap_get_exported(mmap, &exported), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_get_exported(host.mmap, &exported), DOCA_SUCCESS);
 	EXPECT_EQ(exported, 0);
 	// After stop returned nothing lands any more: the importer's next write fails, memory unchanged.
 	const std::vector<uint8_t> after_stop = memory;
@@ -137,9 +155,9 @@ TEST(XprocStopTest, StopRefusesWhileAnImporterIsInsideACopyAndTheCopyFails)
 	EXPECT_EQ(again, "ok started");
 	EXPECT_EQ(dpu->read_line(10000), "err DOCA_ERROR_NOT_CONNECTED");
 	EXPECT_EQ(memory, after_stop);
-	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_destroy(host.mmap), DOCA_SUCCESS);
 	dpu.reset();
-	EXPECT_EQ(doca_dev_close(pf0), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(host.pf0), DOCA_SUCCESS);
 }
 
 // Item 2: imports end with the address space they were granted for. The exporter execs a fresh
@@ -318,25 +336,20 @@ TEST(XprocExecTest, ExecOfTheExporterEndsWaitsOnItsEvents)
 TEST(XprocForkTest, ExporterChildNeverSharesAnEntryBetweenTwoExports)
 {
 	SideGuard side(Side::host);
-	doca_dev *pf0 = open_by_pci("0b:00.0");
-	ASSERT_NE(pf0, nullptr);
 	std::vector<uint8_t> memory(4096);
-	doca_mmap *mmap = started_mmap(memory, pf0, kReadWrite);
-	ASSERT_NE(mmap, nullptr);
-	const void *blob = nullptr;
-	size_t len = 0;
-	ASSERT_EQ(doca_mmap_export_pci(mmap, pf0, &blob, &len), DOCA_SUCCESS);
+	HostExport host;
+	ASSERT_TRUE(export_from_host(memory, host));
 	const pid_t child = fork();
 	ASSERT_GE(child, 0);
 	if (child == 0) {
-		int code = doca_mmap_destroy(mmap) == DOCA_SUCCESS ? 0 : 10;
+		int code = doca_mmap_destroy(host.mmap) == DOCA_SUCCESS ? 0 : 10;
 		std::vector<uint8_t> a(4096), b(4096);
-		doca_mmap *ma = started_mmap(a, pf0, kReadWrite);
-		doca_mmap *mb = started_mmap(b, pf0, kReadWrite);
+		doca_mmap *ma = started_mmap(a, host.pf0, kReadWrite);
+		doca_mmap *mb = started_mmap(b, host.pf0, kReadWrite);
 		const void *da = nullptr, *db = nullptr;
 		size_t la = 0, lb = 0;
-		if (ma == nullptr || mb == nullptr || doca_mmap_export_pci(ma, pf0, &da, &la) != DOCA_SUCCESS ||
-		    doca_mmap_export_pci(mb, pf0, &db, &lb) != DOCA_SUCCESS)
+		if (ma == nullptr || mb == nullptr || doca_mmap_export_pci(ma, host.pf0, &da, &la) != DOCA_SUCCESS ||
+		    doca_mmap_export_pci(mb, host.pf0, &db, &lb) != DOCA_SUCCESS)
 			code = 11;
 		else if (entry_index_of(da) == entry_index_of(db))
 			code = 12;
@@ -348,10 +361,10 @@ TEST(XprocForkTest, ExporterChildNeverSharesAnEntryBetweenTwoExports)
 	EXPECT_EQ(WEXITSTATUS(status), 0) << "10: destroy failed, 11: export failed, 12: two exports in one entry";
 	// The parent's export is untouched by the child.
 	auto dpu = start_peer("dpu");
-	EXPECT_EQ(dpu->call("import 03:00.0 0 " + to_hex(blob, len)), "ok");
+	EXPECT_EQ(dpu->call("import 03:00.0 0 " + to_hex(host.blob, host.len)), "ok");
 	dpu.reset();
-	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
-	EXPECT_EQ(doca_dev_close(pf0), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_destroy(host.mmap), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(host.pf0), DOCA_SUCCESS);
 }
 
 // An importer that forks: the child cannot use the parent's import, and dropping its copy leaves
@@ -419,28 +432,23 @@ TEST(XprocForkTest, ImporterChildLeavesTheParentsSlotAlone)
 TEST(XprocSlotTest, ImportersOfAnEarlierLifeDoNotCount)
 {
 	SideGuard side(Side::host);
-	doca_dev *pf0 = open_by_pci("0b:00.0");
-	ASSERT_NE(pf0, nullptr);
 	std::vector<uint8_t> memory(4096);
-	doca_mmap *mmap = started_mmap(memory, pf0, kReadWrite);
-	ASSERT_NE(mmap, nullptr);
-	const void *blob = nullptr;
-	size_t len = 0;
-	ASSERT_EQ(doca_mmap_export_pci(mmap, pf0, &blob, &len), DOCA_SUCCESS);
-	const uint32_t entry = entry_index_of(blob);
+	HostExport host;
+	ASSERT_TRUE(export_from_host(memory, host));
+	const uint32_t entry = entry_index_of(host.blob);
 	{
 		auto dpu = start_peer("dpu");
-		ASSERT_EQ(dpu->call("import 03:00.0 0 " + to_hex(blob, len)), "ok");
+		ASSERT_EQ(dpu->call("import 03:00.0 0 " + to_hex(host.blob, host.len)), "ok");
 		dpu->kill9();
 		EXPECT_EQ(dpu->wait(), SIGKILL);
 	}
-	ASSERT_EQ(doca_mmap_stop(mmap), DOCA_SUCCESS); // the entry is free again
-	doca_sync_event *event = cpu_to_dpu_event(pf0);
+	ASSERT_EQ(doca_mmap_stop(host.mmap), DOCA_SUCCESS); // the entry is free again
+	doca_sync_event *event = cpu_to_dpu_event(host.pf0);
 	ASSERT_NE(event, nullptr);
 	ASSERT_EQ(doca_sync_event_start(event), DOCA_SUCCESS);
 	const uint8_t *event_blob = nullptr;
 	size_t event_len = 0;
-	ASSERT_EQ(doca_sync_event_export_to_dpu(event, pf0, &event_blob, &event_len), DOCA_SUCCESS);
+	ASSERT_EQ(doca_sync_event_export_to_dpu(event, host.pf0, &event_blob, &event_len), DOCA_SUCCESS);
 	EXPECT_EQ(entry_index_of(event_blob), entry) << "the test needs the entry reused";
 	std::thread updater([event] {
 		std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -450,6 +458,6 @@ TEST(XprocSlotTest, ImportersOfAnEarlierLifeDoNotCount)
 	updater.join();
 	EXPECT_EQ(doca_sync_event_stop(event), DOCA_SUCCESS);
 	EXPECT_EQ(doca_sync_event_destroy(event), DOCA_SUCCESS);
-	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
-	EXPECT_EQ(doca_dev_close(pf0), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_destroy(host.mmap), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dev_close(host.pf0), DOCA_SUCCESS);
 }
