@@ -5,6 +5,8 @@
 // Self-contained (no DOCA library) so that it can be linked statically and copied into a guest.
 #include <nlohmann/json.hpp>
 
+#include "common/regular_file.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -111,20 +113,13 @@ std::string hex(uint64_t value)
 	return text;
 }
 
+// Whole files of the host or guest (regular files only: a FIFO or device named by mistake is
+// refused, never opened to block).
 std::string read_file(const fs::path &path, size_t max_bytes = kMaxTextFile)
 {
-	std::ifstream in(path, std::ios::binary);
-	if (!in)
-		fail(path.string() + ": cannot open: " + std::strerror(errno));
-	std::string data;
-	char chunk[65536];
-	while (in.read(chunk, sizeof(chunk)) || in.gcount() > 0) {
-		data.append(chunk, static_cast<size_t>(in.gcount()));
-		if (data.size() > max_bytes)
-			fail(path.string() + ": larger than " + std::to_string(max_bytes >> 20) + " MiB");
-	}
-	if (in.bad())
-		fail(path.string() + ": read error");
+	std::string data, error;
+	if (!softdpu::common::read_small_file(path.string(), max_bytes, "softdpu-apsh-config", data, error))
+		fail(path.string() + ": " + error);
 	return data;
 }
 
@@ -562,11 +557,13 @@ struct DebFiles {
 DebFiles unpack_deb(const std::string &deb, const TempDir &temp)
 {
 	{
-		std::ifstream in(deb, std::ios::binary);
+		softdpu::common::OpenedFile file;
+		std::string error;
+		if (!softdpu::common::open_data_file(deb, softdpu::common::FileKinds::regular, file, error))
+			fail(deb + ": " + error);
 		char magic[8] = {};
-		if (!in)
-			fail(deb + ": cannot open: " + std::strerror(errno));
-		if (!in.read(magic, sizeof(magic)) || std::string_view(magic, 8) != "!<arch>\n")
+		if (::read(file.fd.get(), magic, sizeof(magic)) != sizeof(magic) ||
+		    std::string_view(magic, 8) != "!<arch>\n")
 			fail(deb + ": not a Debian package (no ar archive header)");
 	}
 	// dpkg-deb --fsys-tarfile PKG | tar -x ./boot: only the boot files, not 400 MB of modules.

@@ -6,7 +6,10 @@ target_compile_definitions(softdpu PRIVATE SOFTDPU_HAVE_APSH=1)
 
 # softdpu-apsh-config uses no DOCA library. Linked statically when the toolchain can, so that the
 # same binary runs inside a minimal guest (busybox initramfs) as well as on the host.
-add_executable(softdpu-apsh-config ${CMAKE_CURRENT_LIST_DIR}/apsh_config.cpp)
+# Its one piece of src/common (regular files only) is compiled in.
+add_executable(softdpu-apsh-config ${CMAKE_CURRENT_LIST_DIR}/apsh_config.cpp
+  ${CMAKE_SOURCE_DIR}/src/common/regular_file.cpp)
+target_include_directories(softdpu-apsh-config PRIVATE ${CMAKE_SOURCE_DIR}/src)
 target_link_libraries(softdpu-apsh-config PRIVATE nlohmann_json::nlohmann_json)
 include(CheckCXXSourceCompiles)
 set(CMAKE_REQUIRED_LINK_OPTIONS -static)
