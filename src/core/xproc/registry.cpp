@@ -255,7 +255,6 @@ doca_error_t Registry::publish(ExportKind kind, uint64_t base, uint64_t length, 
 	e.access.store(access, std::memory_order_relaxed);
 	e.secret[0].store(secret[0], std::memory_order_relaxed);
 	e.secret[1].store(secret[1], std::memory_order_relaxed);
-	s.importers_died.store(0, std::memory_order_relaxed);
 	std::atomic_ref<uint64_t>(s.value).store(0, std::memory_order_relaxed);
 	s.waiters.store(0, std::memory_order_relaxed);
 	e.state.store(kEntryActive, std::memory_order_seq_cst);
@@ -489,8 +488,6 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 				// Pass 0: free slots; pass 1: slots of importers that died.
 				if (pass == 0 ? expected != 0 : !slot_owner_dead(slot))
 					continue;
-				if (pass == 1)
-					s.importers_died.store(1, std::memory_order_relaxed);
 				if (slot.pid.compare_exchange_strong(expected, self.pid, std::memory_order_acq_rel)) {
 					// start_time last: until it is set, nobody takes the slot for dead.
 					slot.start_time.store(0, std::memory_order_release);

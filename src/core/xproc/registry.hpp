@@ -89,7 +89,6 @@ struct AccessorSlot {
 };
 
 struct alignas(64) SharedEntry {
-	std::atomic<uint32_t> importers_died; // set by whoever finds a dead importer in a slot
 	// Sync events: the value, a futex word bumped after every update, and sleeping waiters.
 	alignas(64) uint64_t value; // accessed with std::atomic_ref only
 	std::atomic<uint32_t> futex_word;
