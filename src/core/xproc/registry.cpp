@@ -202,7 +202,7 @@ doca_error_t Registry::init() noexcept
 	return DOCA_SUCCESS;
 }
 
-void Registry::unmap_and_close() noexcept
+Registry::~Registry()
 {
 	if (layout_ != nullptr)
 		munmap(layout_, sizeof(RegistryLayout));
@@ -212,15 +212,6 @@ void Registry::unmap_and_close() noexcept
 		close(fd_);
 	if (shared_fd_ >= 0)
 		close(shared_fd_);
-	layout_ = nullptr;
-	shared_ = nullptr;
-	fd_ = -1;
-	shared_fd_ = -1;
-}
-
-Registry::~Registry()
-{
-	unmap_and_close();
 }
 
 doca_error_t Registry::publish(ExportKind kind, uint64_t base, uint64_t length, uint32_t access, ExportBlob *blob,
@@ -416,9 +407,7 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 	import->nonce_[0] = header.nonce[0];
 	import->nonce_[1] = header.nonce[1];
 	import->nonce_addr_ = header.mapped_at + offsetof(RegistryHeader, nonce);
-	uint64_t seen[2] = {};
-	if (pread(import->mem_fd_, seen, sizeof(seen), static_cast<off_t>(import->nonce_addr_)) != sizeof(seen) ||
-	    seen[0] != import->nonce_[0] || seen[1] != import->nonce_[1]) {
+	if (!import->same_address_space()) {
 		SDK_LOG_ERR("import rejected: exporting process %u no longer runs the program that exported (exec)",
 			    blob.exporter_pid);
 		return DOCA_ERROR_NOT_PERMITTED;
@@ -542,8 +531,11 @@ bool Import::exporter_alive() const noexcept
 	struct pollfd pfd = {pidfd_, POLLIN, 0};
 	// A pidfd polls readable once its process has exited; the address space handle reads nothing
 	// once the exporter exited or exec'd.
-	if (poll(&pfd, 1, 0) != 0)
-		return false;
+	return poll(&pfd, 1, 0) == 0 && same_address_space();
+}
+
+bool Import::same_address_space() const noexcept
+{
 	uint64_t seen[2] = {};
 	return pread(mem_fd_, seen, sizeof(seen), static_cast<off_t>(nonce_addr_)) == sizeof(seen) &&
 	       seen[0] == nonce_[0] && seen[1] == nonce_[1];
@@ -753,11 +745,6 @@ doca_error_t Import::write_all(const struct iovec *local, size_t local_count, co
 doca_error_t Import::transfer(bool write, const struct iovec *local, size_t local_count, const struct iovec *remote,
 			      size_t remote_count) noexcept
 {
-	if (!in_owner()) [[unlikely]] {
-		SDK_LOG_ERR("export %llu: this import belongs to the process that made it, not to its forked child",
-			    (unsigned long long)blob_.export_id);
-		return DOCA_ERROR_NOT_CONNECTED;
-	}
 	const uint32_t access = entry_->access.load(std::memory_order_relaxed);
 	const bool pci = blob_.kind == ExportKind::pci;
 	const uint32_t needed = write ? (pci ? DOCA_ACCESS_FLAG_PCI_READ_WRITE : DOCA_ACCESS_FLAG_RDMA_WRITE)
@@ -778,7 +765,12 @@ doca_error_t Import::transfer(bool write, const struct iovec *local, size_t loca
 		}
 	}
 	if (!begin_access()) {
-		SDK_LOG_ERR("export %llu was revoked", (unsigned long long)blob_.export_id);
+		if (!in_owner())
+			SDK_LOG_ERR("export %llu: this import belongs to the process that made it, not to its forked "
+				    "child",
+				    (unsigned long long)blob_.export_id);
+		else
+			SDK_LOG_ERR("export %llu was revoked", (unsigned long long)blob_.export_id);
 		return DOCA_ERROR_NOT_CONNECTED;
 	}
 	doca_error_t result = write ? write_all(local, local_count, remote, remote_count)

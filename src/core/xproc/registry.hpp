@@ -157,7 +157,6 @@ public:
 private:
 	Registry() = default;
 	doca_error_t init() noexcept;
-	void unmap_and_close() noexcept;
 
 	int fd_ = -1;
 	int shared_fd_ = -1;
@@ -212,6 +211,8 @@ public:
 private:
 	Import() = default;
 	bool in_owner() const noexcept;
+	// mem_fd_ still reaches the address space that holds the registry (reads its nonce there).
+	bool same_address_space() const noexcept;
 	doca_error_t read_all(const struct iovec *local, size_t local_count, const struct iovec *remote,
 			      size_t remote_count) noexcept;
 	doca_error_t read_batch(struct iovec *local_v, struct iovec *remote_v, size_t pieces, size_t total) noexcept;
