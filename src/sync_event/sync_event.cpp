@@ -55,7 +55,7 @@ uint64_t now_ns() noexcept
 doca_sync_event::~doca_sync_event()
 {
 	deactivate();
-	if (export_index_ != UINT32_MAX && export_owner_pid_ == static_cast<uint32_t>(getpid())) {
+	if (export_index_ != UINT32_MAX && export_fork_epoch_ == softdpu::xproc::fork_epoch()) {
 		doca_error_t error = DOCA_SUCCESS;
 		if (softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&error)) {
 			// The value lives in the entry itself: an importer stalled inside an access can only
@@ -741,7 +741,7 @@ doca_error_t doca_sync_event::export_to_dpu(doca_dev *dev, const uint8_t **data,
 	if (active_.load(std::memory_order_acquire))
 		value_.store(&entry.value, std::memory_order_release);
 	export_index_ = index;
-	export_owner_pid_ = blob.exporter_pid;
+	export_fork_epoch_ = softdpu::xproc::fork_epoch();
 	export_generation_ = blob.generation;
 	export_dev_ = dev;
 	softdpu::xproc::encode(blob, export_blob_);

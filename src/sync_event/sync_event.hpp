@@ -167,7 +167,7 @@ private:
 	// Exported or imported: the registry entry holding the value and its futex word.
 	softdpu::xproc::SharedEntry *shared_entry_ = nullptr;
 	uint32_t export_index_ = UINT32_MAX;
-	uint32_t export_owner_pid_ = 0;  // the exporting process (not a forked child of it)
+	uint64_t export_fork_epoch_ = 0; // of the exporting process (not a forked child of it)
 	uint64_t export_generation_ = 0; // of the registry entry
 	const doca_dev *export_dev_ = nullptr;
 	softdpu::xproc::BlobBytes export_blob_{};

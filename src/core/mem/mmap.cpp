@@ -211,7 +211,7 @@ doca_error_t doca_mmap::revoke_exports() noexcept
 		return DOCA_SUCCESS;
 	// A forked child inherits the records of its parent's exports but not the entries (its registry
 	// is its own): it drops them and leaves the parent's exports alone.
-	if (exports_.front()->owner_pid != static_cast<uint32_t>(getpid())) {
+	if (exports_.front()->fork_epoch != softdpu::xproc::fork_epoch()) {
 		exports_.clear();
 		exported_ = false;
 		revoking_ = false;
@@ -276,7 +276,7 @@ doca_error_t doca_mmap::export_to(const doca_dev *dev, uint16_t kind, const void
 	softdpu::xproc::encode(blob, record->blob);
 	record->dev = dev;
 	record->kind = kind;
-	record->owner_pid = blob.exporter_pid;
+	record->fork_epoch = softdpu::xproc::fork_epoch();
 	*desc = record->blob.data();
 	*len = record->blob.size();
 	exports_.push_back(std::move(record));

@@ -45,7 +45,7 @@ struct MmapExport {
 	const doca_dev *dev = nullptr;
 	uint16_t kind = 0;
 	uint32_t entry = 0;
-	uint32_t owner_pid = 0; // the exporting process (a forked child inherits the record, not the entry)
+	uint64_t fork_epoch = 0; // of the exporting process (a forked child inherits the record, not the entry)
 	std::array<uint8_t, 192> blob{};
 };
 
