@@ -9,10 +9,12 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace {
 
@@ -320,6 +322,36 @@ TEST_F(MmapStartChecksMemory, FileMappingPastItsEndIsInvalid)
 	EXPECT_EQ(start(file + page_, 8, DOCA_ACCESS_FLAG_LOCAL_READ_ONLY), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(start(file, page_, DOCA_ACCESS_FLAG_LOCAL_READ_WRITE), DOCA_SUCCESS);
 	munmap(p, 2 * page_);
+}
+
+// Without a descriptor for /proc/self/maps the access rights cannot be read: start still faults
+// every page in (no descriptor needed) and succeeds on good memory, refuses a hole.
+TEST_F(MmapStartChecksMemory, NoDescriptorForTheMapsStillProbesEveryPage)
+{
+	doca_mmap *good = nullptr;
+	doca_mmap *holed = nullptr;
+	ASSERT_EQ(doca_mmap_create(&good), DOCA_SUCCESS);
+	ASSERT_EQ(doca_mmap_create(&holed), DOCA_SUCCESS);
+	ASSERT_EQ(doca_mmap_set_memrange(good, pages_, page_), DOCA_SUCCESS);
+	ASSERT_EQ(munmap(pages_ + page_, page_), 0);
+	ASSERT_EQ(doca_mmap_set_memrange(holed, pages_, 2 * page_), DOCA_SUCCESS);
+	struct rlimit saved;
+	ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	struct rlimit low = saved;
+	low.rlim_cur = 64;
+	ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &low), 0);
+	std::vector<int> fds;
+	for (int fd; (fd = dup(0)) >= 0;)
+		fds.push_back(fd);
+	const doca_error_t good_result = doca_mmap_start(good);
+	const doca_error_t holed_result = doca_mmap_start(holed);
+	for (int fd : fds)
+		close(fd);
+	ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	EXPECT_EQ(good_result, DOCA_SUCCESS);
+	EXPECT_EQ(holed_result, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(doca_mmap_destroy(good), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_destroy(holed), DOCA_SUCCESS);
 }
 
 TEST_F(MmapStartChecksMemory, RefusedStartCanBeRetriedOnceTheMemoryIsThere)
