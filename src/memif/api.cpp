@@ -395,7 +395,7 @@ int memif_get_queue_efd(memif_conn_handle_t conn, uint16_t qid, int *fd)
 		return MEMIF_ERR_NOCONN;
 	if (fd == nullptr)
 		return MEMIF_ERR_INVAL_ARG;
-	return connection->get_queue_efd(qid, fd);
+	return connection->datapath().get_queue_efd(qid, fd);
 }
 
 int memif_set_rx_mode(memif_conn_handle_t conn, memif_rx_mode_t rx_mode, uint16_t qid)
@@ -403,7 +403,7 @@ int memif_set_rx_mode(memif_conn_handle_t conn, memif_rx_mode_t rx_mode, uint16_
 	Connection *connection = as_connection(conn);
 	if (connection == nullptr)
 		return MEMIF_ERR_NOCONN;
-	return connection->set_rx_mode(rx_mode, qid);
+	return connection->datapath().set_rx_mode(rx_mode, qid);
 }
 
 int memif_get_details(memif_conn_handle_t conn, memif_details_t *md, char *buf, ssize_t buflen)
@@ -424,7 +424,7 @@ int memif_buffer_alloc(memif_conn_handle_t conn, uint16_t qid, memif_buffer_t *b
 		return MEMIF_ERR_NOCONN;
 	if (count_out == nullptr || (bufs == nullptr && count > 0))
 		return MEMIF_ERR_INVAL_ARG;
-	return connection->buffer_alloc(qid, bufs, count, count_out, size);
+	return connection->datapath().buffer_alloc(qid, bufs, count, count_out, size);
 }
 
 int memif_buffer_enq_tx(memif_conn_handle_t conn, uint16_t qid, memif_buffer_t *bufs, uint16_t count,
@@ -435,7 +435,7 @@ int memif_buffer_enq_tx(memif_conn_handle_t conn, uint16_t qid, memif_buffer_t *
 		return MEMIF_ERR_NOCONN;
 	if (count_out == nullptr || (bufs == nullptr && count > 0))
 		return MEMIF_ERR_INVAL_ARG;
-	return connection->buffer_enq_tx(qid, bufs, count, count_out);
+	return connection->datapath().buffer_enq_tx(qid, bufs, count, count_out);
 }
 
 int memif_tx_burst(memif_conn_handle_t conn, uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *tx)
@@ -445,7 +445,7 @@ int memif_tx_burst(memif_conn_handle_t conn, uint16_t qid, memif_buffer_t *bufs,
 		return MEMIF_ERR_NOCONN;
 	if (tx == nullptr || (bufs == nullptr && count > 0))
 		return MEMIF_ERR_INVAL_ARG;
-	return connection->tx_burst(qid, bufs, count, tx);
+	return connection->datapath().tx_burst(qid, bufs, count, tx);
 }
 
 int memif_rx_burst(memif_conn_handle_t conn, uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *rx)
@@ -455,7 +455,7 @@ int memif_rx_burst(memif_conn_handle_t conn, uint16_t qid, memif_buffer_t *bufs,
 		return MEMIF_ERR_NOCONN;
 	if (rx == nullptr || (bufs == nullptr && count > 0))
 		return MEMIF_ERR_INVAL_ARG;
-	return connection->rx_burst(qid, bufs, count, rx);
+	return connection->datapath().rx_burst(qid, bufs, count, rx);
 }
 
 int memif_refill_queue(memif_conn_handle_t conn, uint16_t qid, uint16_t count, uint16_t headroom)
@@ -463,7 +463,7 @@ int memif_refill_queue(memif_conn_handle_t conn, uint16_t qid, uint16_t count, u
 	Connection *connection = as_connection(conn);
 	if (connection == nullptr)
 		return MEMIF_ERR_NOCONN;
-	return connection->refill_queue(qid, count, headroom);
+	return connection->datapath().refill_queue(qid, count, headroom);
 }
 
 } // extern "C"

@@ -1,19 +1,17 @@
-// One memif interface: its configuration, the connection state machine of either role, the shared
-// regions and rings once connected, and the datapath (alloc / tx / rx / refill).
+// The control plane of one memif interface: its configuration, the connection state machine of
+// either role (handshake, lifecycle), the shared regions once connected, and the queries. The
+// packets move through its Datapath (datapath.hpp).
 #pragma once
 
 #include "memif/control_channel.hpp"
+#include "memif/datapath.hpp"
 #include "memif/protocol.hpp"
 #include "memif/support.hpp"
-
-#include <vector>
 
 namespace softdpu::memif {
 
 class Database;
 class MemifSocket;
-
-template <typename T> using DbVector = std::vector<T, DbAllocator<T>>;
 
 // A shared memory region, mapped by us or supplied by the application (external).
 struct Region {
@@ -21,32 +19,6 @@ struct Region {
 	uint64_t size = 0;
 	UniqueFd fd;
 	bool external = false;
-};
-
-// One ring of the interface, seen from our side.
-struct Queue {
-	RingHeader *ring = nullptr;
-	uint8_t log2_ring_size = 0;
-	uint16_t ring_size = 0;
-	uint16_t region = 0;
-	uint32_t offset = 0;
-	UniqueFd event_fd;
-	bool present = false; // server: an ADD_RING arrived for this index
-
-	uint16_t last_head = 0; // server rx: next slot to read
-	uint16_t last_tail = 0; // client rx: next slot to read
-	uint16_t allocated = 0; // tx: buffers handed out by alloc/enq_tx, not yet sent
-	// The peer's index as last read (client: tail, server: head). The shared copy sits on a cache
-	// line the peer keeps writing, so the datapath works from this copy and re-reads the shared
-	// one (acquire) only when the copy says there is too little room or data for the request.
-	// The copy only ever lags the truth: fewer free slots or fewer received packets, never more.
-	uint16_t peer_index = 0;
-	// Client: the buffer (offset in region 1) each slot owns. Private memory, so the peer cannot
-	// make two slots share a buffer by rewriting descriptors.
-	DbVector<uint32_t> buffer_offsets;
-
-	explicit Queue(const AllocatorFns *fns) : buffer_offsets(DbAllocator<uint32_t>(fns)) {}
-	uint16_t mask() const { return uint16_t(ring_size - 1); }
 };
 
 class Connection {
@@ -84,16 +56,12 @@ public:
 	// as the application may delete the interface from its callback.
 	void disconnect(int error, const char *reason, bool send_reason, bool notify);
 
-	int set_rx_mode(memif_rx_mode_t mode, uint16_t qid);
-	int get_queue_efd(uint16_t qid, int *fd) const;
 	int get_details(memif_details_t *md, char *buf, ssize_t buflen) const;
 
-	// --- datapath (no allocation, no system call but the interrupt eventfd) ----------------
-	int buffer_alloc(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *count_out, uint16_t size);
-	int tx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *tx);
-	int rx_burst(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *rx);
-	int refill_queue(uint16_t qid, uint16_t count, uint16_t headroom);
-	int buffer_enq_tx(uint16_t qid, memif_buffer_t *bufs, uint16_t count, uint16_t *count_out);
+	Datapath &datapath() { return datapath_; }
+	// A peer that broke the ring protocol: tell it why and disconnect (the datapath's only call
+	// into the control plane).
+	void peer_broke_protocol(const char *reason) { fail(MEMIF_ERR_MFMSG, reason); }
 
 private:
 	enum class State {
@@ -122,18 +90,6 @@ private:
 	void release_shared_memory();
 	void fail(int error, const char *reason) { disconnect(error, reason, true, true); }
 	void record_error(int error, const char *reason);
-	void kick(const Queue &queue);
-
-	DbVector<Queue> &tx_queues() { return is_master() ? m2s_ : s2m_; }
-	DbVector<Queue> &rx_queues() { return is_master() ? s2m_ : m2s_; }
-	const DbVector<Queue> &tx_queues() const { return is_master() ? m2s_ : s2m_; }
-	const DbVector<Queue> &rx_queues() const { return is_master() ? s2m_ : m2s_; }
-	int queue_at(DbVector<Queue> &queues, uint16_t qid, Queue *&out) const;
-	// Checks the peer-written index of a ring; a lie disconnects (returns false).
-	bool indices_sane(uint16_t head, uint16_t tail, uint16_t ring_size);
-	// Free tx slots of a queue (not yet handed out), from the cached peer index; re-reads the
-	// shared one when fewer than `wanted` are free. False: the peer lied (we disconnected).
-	bool tx_free_slots(Queue &queue, uint16_t own, uint16_t wanted, uint16_t &free_slots);
 
 	uint32_t magic_ = kMagic;
 	Database &database_;
@@ -147,11 +103,8 @@ private:
 	State state_ = State::idle;
 	UniqueFd control_;
 	DbVector<Region> regions_;
-	DbVector<RegionBounds> bounds_; // regions_ as the descriptor validation sees them
-	DbVector<Queue> s2m_;
-	DbVector<Queue> m2s_;
-	DbVector<uint8_t> rx_modes_; // memif_rx_mode_t per rx qid, kept across reconnects
-	DbVector<Outgoing> outbox_;  // client handshake messages, sent one per ACK
+	Datapath datapath_;
+	DbVector<Outgoing> outbox_; // client handshake messages, sent one per ACK
 	size_t outbox_next_ = 0;
 	bool interrupts_registered_ = false;
 
