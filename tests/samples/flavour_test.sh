@@ -50,9 +50,11 @@ for flavour in host dpu; do
   expect "$flavour doca-dma --static lists the C++ runtime" "yes" \
     "$(PKG_CONFIG_PATH="$pcdir" pkg-config --static --libs doca-dma | grep -q -- '-lstdc++' && echo yes)"
   if command -v meson >/dev/null; then
-    PKG_CONFIG_PATH="$pcdir" meson setup "$work/meson-$flavour" "$source_dir/tests/samples/flavour" \
-      >"$work/meson-$flavour.log" 2>&1 && ninja -C "$work/meson-$flavour" >>"$work/meson-$flavour.log" 2>&1 ||
-      { cat "$work/meson-$flavour.log"; exit 1; }
+    if ! { PKG_CONFIG_PATH="$pcdir" meson setup "$work/meson-$flavour" "$source_dir/tests/samples/flavour" &&
+      ninja -C "$work/meson-$flavour"; } >"$work/meson-$flavour.log" 2>&1; then
+      cat "$work/meson-$flavour.log"
+      exit 1
+    fi
     expect "$flavour flavour through meson dependency('doca')" "flavour=$flavour side=dpu version=$version" \
       "$("$work/meson-$flavour/flavour_probe")"
   else
