@@ -2,12 +2,12 @@
  * softdpu: architecture switches (DOCA_ARCH_HOST or DOCA_ARCH_DPU, DOCA_ARCH_X86 or DOCA_ARCH_ARM).
  *
  * In DOCA this header comes with the installed package, so the host/DPU choice is fixed by where
- * DOCA is installed (host or BlueField). softdpu installs one set of headers for both sides and
- * adds its own switch, SOFTDPU_DPU_SIDE, which DOCA does not have:
+ * DOCA is installed (host or BlueField). softdpu installs both flavours: this header (host,
+ * <prefix>/lib/pkgconfig) and include/softdpu/dpu/doca_build_config.h (DOCA_ARCH_DPU, first on the
+ * include path of <prefix>/lib/pkgconfig-dpu). This one also has softdpu's own switch:
  *   - by default DOCA_ARCH_HOST is defined (the host side);
  *   - a program compiled with -DSOFTDPU_DPU_SIDE (or with #define SOFTDPU_DPU_SIDE before its first
- *     DOCA include) gets DOCA_ARCH_DPU instead, and so compiles the code that DOCA programs guard
- *     with DOCA_ARCH_DPU, e.g. the DPU half of a host/DPU application.
+ *     DOCA include) gets DOCA_ARCH_DPU instead, e.g. for the DPU half of a host/DPU application.
  * Use the same choice in every translation unit of a program. The switch changes only these macros;
  * the softdpu libraries are the same for both sides. DOCA_ARCH_X86 / DOCA_ARCH_ARM follow the
  * compiler's target.

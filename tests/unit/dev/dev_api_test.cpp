@@ -457,7 +457,9 @@ TEST_F(DevApi, OpenAndCloseErrors)
 	doca_dev *dev = nullptr;
 	EXPECT_EQ(doca_dev_open(nullptr, &dev), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_dev_open(list_[0], nullptr), DOCA_ERROR_INVALID_VALUE);
-	EXPECT_EQ(doca_dev_close(nullptr), DOCA_ERROR_INVALID_VALUE);
+	// Closing nothing succeeds, like free(NULL): NVIDIA's DMA samples close a NULL device on their
+	// clean-up path and count an error as a failed run.
+	EXPECT_EQ(doca_dev_close(nullptr), DOCA_SUCCESS);
 	softdpu::dev::testing::fail_next_allocations(1);
 	EXPECT_EQ(doca_dev_open(list_[0], &dev), DOCA_ERROR_NO_MEMORY);
 	// "available": false models a function whose driver cannot open it.

@@ -268,7 +268,11 @@ TEST_F(DmaTest, PoolExhaustionAndStateErrors)
 	EXPECT_EQ(doca_dma_destroy(setup.dma), DOCA_ERROR_IN_USE);
 	EXPECT_EQ(doca_ctx_start(setup.ctx()), DOCA_ERROR_BAD_STATE);
 	EXPECT_EQ(doca_ctx_stop(setup.ctx()), DOCA_SUCCESS);
-	EXPECT_EQ(doca_ctx_stop(setup.ctx()), DOCA_ERROR_BAD_STATE);
+	// Stopping a stopped context is a no-op that succeeds (NVIDIA's dma_local_copy relies on it).
+	EXPECT_EQ(doca_ctx_stop(setup.ctx()), DOCA_SUCCESS);
+	doca_ctx_states state = DOCA_CTX_STATE_RUNNING;
+	EXPECT_EQ(doca_ctx_get_state(setup.ctx(), &state), DOCA_SUCCESS);
+	EXPECT_EQ(state, DOCA_CTX_STATE_IDLE);
 	EXPECT_EQ(doca_dma_task_memcpy_alloc_init(setup.dma, nullptr, nullptr, {}, &extra), DOCA_ERROR_BAD_STATE);
 }
 
