@@ -71,8 +71,17 @@ doca_error_t doca_ctx::stop() noexcept
 	case DOCA_CTX_STATE_RUNNING:
 		break;
 	}
+	if (inflight_ == 0 && tasks_in_use_ == 0) {
+		// Nothing to flush: straight to IDLE, one state change. STOPPING is the state of a context
+		// that still has tasks to flush (an asynchronous stop, or a failed task); DOCA's samples log
+		// it as an error, e.g. when they stop from their last completion callback.
+		on_stopped();
+		stopping_.store(false, std::memory_order_relaxed);
+		set_state(DOCA_CTX_STATE_IDLE);
+		return DOCA_SUCCESS;
+	}
 	begin_stopping();
-	return try_finish_stopping() ? DOCA_SUCCESS : DOCA_ERROR_IN_PROGRESS;
+	return DOCA_ERROR_IN_PROGRESS;
 }
 
 void doca_ctx::begin_stopping() noexcept
