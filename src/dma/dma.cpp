@@ -12,11 +12,11 @@
 namespace {
 
 // Local copies: below this, handing the copy to another core costs more than making it.
-constexpr uint64_t kDefaultEngineThreshold = 64 * 1024;
+constexpr uint64_t kDefaultEngineThreshold = uint64_t{64} * 1024;
 // Copies that touch another process's memory are one process_vm_readv/writev system call each; the
 // kernel does the copy while the calling thread waits anyway, and a hand-off to the engine thread
 // (another core, a queue, a wake-up) costs a third of a 64 KiB transfer on these machines.
-constexpr uint64_t kDefaultXprocEngineThreshold = 1024 * 1024;
+constexpr uint64_t kDefaultXprocEngineThreshold = uint64_t{1024} * 1024;
 
 uint64_t threshold_from_env(const char *name, uint64_t fallback) noexcept
 {

@@ -45,9 +45,10 @@ public:
 
 	T *allocate(size_t count)
 	{
+		// NOLINTNEXTLINE(bugprone-sizeof-expression): T is the element type, a pointer for some containers
 		if (count > size_t(-1) / sizeof(T))
 			throw std::bad_alloc();
-		void *memory = fns_->alloc(count * sizeof(T));
+		void *memory = fns_->alloc(count * sizeof(T)); // NOLINT(bugprone-sizeof-expression): as above
 		if (memory == nullptr)
 			throw std::bad_alloc();
 		return static_cast<T *>(memory);

@@ -368,9 +368,8 @@ doca_error_t doca_sync_event::shared_wait(uint64_t value, uint64_t mask, bool yi
 		e.waiters.fetch_sub(1, std::memory_order_seq_cst);
 		if ((current.load(std::memory_order_acquire) & mask) > value)
 			return DOCA_SUCCESS;
-		if (woke != 0 && errno == ETIMEDOUT)
-			state = shared_state();
-		else if (import_ != nullptr && !import_->export_active())
+		// A timed-out wait, or an export that went away, may mean the peer is gone: look again.
+		if ((woke != 0 && errno == ETIMEDOUT) || (import_ != nullptr && !import_->export_active()))
 			state = shared_state();
 	}
 	return state;
