@@ -1,7 +1,7 @@
 // App Shield configuration files: see config_files.hpp and docs/apsh.md.
 #include "apsh/api/config_files.hpp"
 
-#include "common/json_depth.hpp"
+#include "common/json_object.hpp"
 #include "common/regular_file.hpp"
 
 #include <nlohmann/json.hpp>

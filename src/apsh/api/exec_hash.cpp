@@ -2,7 +2,7 @@
 #include "apsh/api/exec_hash.hpp"
 
 #include "apsh/api/config_files.hpp"
-#include "common/json_depth.hpp"
+#include "common/json_object.hpp"
 
 #include <nlohmann/json.hpp>
 
