@@ -46,7 +46,8 @@ ReadAt read_span(std::span<const uint8_t> file)
 	return [file](uint64_t offset, std::span<uint8_t> out) {
 		if (offset > file.size() || out.size() > file.size() - offset)
 			return false;
-		std::memcpy(out.data(), file.data() + offset, out.size());
+		if (!out.empty()) // an empty out (a PT_NOTE of size 0) may have no data pointer at all
+			std::memcpy(out.data(), file.data() + offset, out.size());
 		return true;
 	};
 }
