@@ -1,6 +1,6 @@
 #include "argp/parser.hpp"
 
-#include "common/json_depth.hpp"
+#include "common/json_object.hpp"
 
 #include <doca_log.h>
 #include <doca_version.h>
@@ -325,9 +325,16 @@ std::optional<Failure> Parser::parse_json_text(std::string_view text, Assignment
 	if (softdpu::json::nesting_depth(text) > kMaxJsonDepth)
 		return failure(DOCA_ERROR_IO_FAILED,
 			       "JSON file nests deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-	json document = json::parse(text.begin(), text.end(), nullptr, false);
-	if (document.is_discarded())
-		return failure(DOCA_ERROR_IO_FAILED, "JSON file is not valid JSON");
+	json document;
+	try {
+		// A repeated key is not refused: its last value counts (nlohmann's rule), as it always did.
+		document = softdpu::json::parse(text, {.max_depth = kMaxJsonDepth, .reject_duplicate_keys = false});
+	} catch (const softdpu::json::SyntaxError &error) {
+		return failure(DOCA_ERROR_IO_FAILED, "JSON file is not valid JSON" + error.detail);
+	} catch (const softdpu::json::Error &error) {
+		return failure(DOCA_ERROR_IO_FAILED, "JSON file: " + error.path + ": " + error.what());
+	}
+	const softdpu::json::DismantledOnExit dismantled(document);
 	if (!document.is_object())
 		return failure(DOCA_ERROR_INVALID_VALUE,
 			       "JSON file must hold an object, not " + std::string(json_type_name(document)));

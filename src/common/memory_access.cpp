@@ -1,5 +1,7 @@
 #include "common/memory_access.hpp"
 
+#include "common/bytes.hpp"
+
 #include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -22,23 +24,13 @@ struct MapsLine {
 
 bool parse_hex(const char *&p, const char *end, uintptr_t *out) noexcept
 {
-	uintptr_t value = 0;
-	const char *begin = p;
-	for (; p < end; ++p) {
-		const char c = *p;
-		unsigned digit;
-		if (c >= '0' && c <= '9')
-			digit = static_cast<unsigned>(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			digit = static_cast<unsigned>(c - 'a' + 10);
-		else
-			break;
-		if (value > (UINTPTR_MAX >> 4))
-			return false;
-		value = value << 4 | digit;
-	}
-	*out = value;
-	return p != begin;
+	std::string_view text(p, static_cast<size_t>(end - p));
+	const auto value = consume_hex(text);
+	if (!value || static_cast<uintptr_t>(*value) != *value)
+		return false;
+	*out = static_cast<uintptr_t>(*value);
+	p = text.data();
+	return true;
 }
 
 bool parse_line(const char *p, const char *end, MapsLine *line) noexcept

@@ -1,34 +1,22 @@
 #include "device/pci_address.hpp"
 
+#include "common/bytes.hpp"
+
 #include <cstdio>
 
 namespace softdpu::device {
 
 namespace {
 
-int hex_value(char c) noexcept
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 // Reads exactly `digits` hex digits from text at pos.
 bool read_hex(std::string_view text, size_t &pos, size_t digits, uint32_t &value) noexcept
 {
 	if (pos + digits > text.size())
 		return false;
-	value = 0;
-	for (size_t i = 0; i < digits; ++i) {
-		int v = hex_value(text[pos + i]);
-		if (v < 0)
-			return false;
-		value = value * 16 + static_cast<uint32_t>(v);
-	}
+	const auto parsed = common::parse_hex(text.substr(pos, digits));
+	if (!parsed)
+		return false;
+	value = static_cast<uint32_t>(*parsed);
 	pos += digits;
 	return true;
 }

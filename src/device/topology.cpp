@@ -1,6 +1,7 @@
 // Process-wide topology state, capability defaults and lookups. Parsing is in topology_parser.cpp.
 #include "device/topology.hpp"
 
+#include "common/env.hpp"
 #include "common/regular_file.hpp"
 #include "common/sdk_log.hpp"
 
@@ -126,10 +127,10 @@ std::optional<MemorySource> parse_memory_source_spec(std::string_view text, std:
 std::optional<MemorySource> memory_source_from_environment(std::string &error)
 {
 	error.clear();
-	const char *value = std::getenv("SOFTDPU_APSH_MEMORY");
-	if (value == nullptr || *value == '\0')
+	const auto value = common::env_value("SOFTDPU_APSH_MEMORY");
+	if (!value)
 		return std::nullopt;
-	auto source = parse_memory_source_spec(value, error);
+	auto source = parse_memory_source_spec(*value, error);
 	if (!source)
 		error = "SOFTDPU_APSH_MEMORY: " + error;
 	return source;
@@ -158,10 +159,10 @@ Capabilities default_capabilities(Side side, FuncType type) noexcept
 
 std::optional<Side> side_from_environment() noexcept
 {
-	const char *value = std::getenv("SOFTDPU_SIDE");
-	if (value == nullptr || *value == '\0' || std::strcmp(value, "dpu") == 0)
+	const auto value = common::env_value("SOFTDPU_SIDE");
+	if (!value || *value == "dpu")
 		return Side::dpu;
-	if (std::strcmp(value, "host") == 0)
+	if (*value == "host")
 		return Side::host;
 	return std::nullopt;
 }
@@ -207,10 +208,11 @@ void load_process_topology(ProcessTopology &state)
 	std::optional<Side> side = side_from_environment();
 	Topology::ParseResult result;
 	if (!side) {
-		result.error = std::string("SOFTDPU_SIDE: expected \"host\" or \"dpu\", got \"") +
-			       std::getenv("SOFTDPU_SIDE") + "\"";
-	} else if (const char *path = std::getenv("SOFTDPU_TOPOLOGY"); path != nullptr && *path != '\0') {
-		result = Topology::load_file(path, *side);
+		result.error = std::string("SOFTDPU_SIDE: expected \"host\" or \"dpu\", got \"");
+		result.error += common::env_value("SOFTDPU_SIDE").value_or("");
+		result.error += '"';
+	} else if (const auto path = common::env_value("SOFTDPU_TOPOLOGY")) {
+		result = Topology::load_file(std::string(*path), *side);
 	} else {
 		result = Topology::builtin_default(*side);
 	}

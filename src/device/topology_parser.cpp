@@ -2,11 +2,10 @@
 // reports the first problem as "<source>: <json path>: <reason>"; nothing half-built escapes.
 #include "device/topology.hpp"
 
-#include "common/json_depth.hpp"
+#include "common/bytes.hpp"
+#include "common/json_object.hpp"
 
 #include <arpa/inet.h>
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <map>
@@ -16,8 +15,6 @@
 namespace softdpu::device {
 
 namespace {
-
-using nlohmann::json;
 
 constexpr size_t kMaxNameLength = 63;
 constexpr size_t kMaxIbdevLength = 63; // DOCA_DEVINFO_IBDEV_NAME_SIZE - 1
@@ -29,163 +26,11 @@ constexpr size_t kMaxRepresentors = 4096;
 constexpr uint64_t kMinLid = 0x0001; // unicast LIDs; 0 is reserved and 0xC000.. are multicast
 constexpr uint64_t kMaxLid = 0xbfff;
 
-struct TopologyError : std::runtime_error {
-	TopologyError(std::string path_, const std::string &reason) : std::runtime_error(reason), path(std::move(path_))
-	{
-	}
-	std::string path;
-};
-
-[[noreturn]] void fail(const std::string &path, const std::string &reason)
-{
-	throw TopologyError(path, reason);
-}
-
-// Keeps messages readable (and printable) whatever bytes the file holds: at most `limit` bytes of
-// text, with bytes outside printable ASCII, and those in `also`, as \xNN.
-std::string printable(std::string_view text, size_t limit, std::string_view also)
-{
-	std::string out;
-	for (unsigned char c : text.substr(0, limit)) {
-		if (c >= 0x20 && c < 0x7f && also.find(static_cast<char>(c)) == std::string_view::npos) {
-			out += static_cast<char>(c);
-		} else {
-			char escaped[8];
-			std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
-			out += escaped;
-		}
-	}
-	if (text.size() > limit)
-		out += "...";
-	return out;
-}
-
-// open + inner + close, built by appending: GCC 12 at -O3 misreports "literal" + std::string&& as
-// an overlapping memcpy (-Wrestrict).
-std::string enclose(char open, std::string_view inner, char close)
-{
-	std::string out;
-	out.reserve(inner.size() + 2);
-	out += open;
-	out += inner;
-	out += close;
-	return out;
-}
-
-std::string shown(std::string_view text)
-{
-	return enclose('"', printable(text, 80, "\"\\"), '"');
-}
-
-const char *type_name(const json &value)
-{
-	return value.type_name();
-}
-
-bool is_key_char(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
-// ".key" for the schema's plain keys; anything else as ["key"], escaped and truncated like a value,
-// so a path never carries raw bytes from the file into a log.
-std::string member_segment(std::string_view key)
-{
-	if (!key.empty() && key.size() <= kMaxNameLength && std::all_of(key.begin(), key.end(), is_key_char)) {
-		std::string segment(1, '.');
-		segment += key;
-		return segment;
-	}
-	return enclose('[', shown(key), ']');
-}
-
-// Rejects pathological nesting up front so neither the JSON library nor we recurse deeply.
-void check_nesting(std::string_view text)
-{
-	if (softdpu::json::nesting_depth(text) > kMaxNesting)
-		fail("$", "document nested deeper than " + std::to_string(kMaxNesting) + " levels");
-}
-
-// Reads the members of one JSON object, rejecting unknown keys.
-class ObjectReader {
-public:
-	ObjectReader(const json &value, std::string path, std::set<std::string_view> known)
-	    : value_(value), path_(std::move(path))
-	{
-		if (!value_.is_object())
-			fail(path_, std::string("expected an object, got ") + type_name(value_));
-		for (const auto &[key, member] : value_.items()) {
-			(void)member;
-			if (!known.contains(key))
-				fail(member_path(key), "unknown key");
-		}
-	}
-
-	const std::string &path() const { return path_; }
-	std::string member_path(std::string_view key) const { return path_ + member_segment(key); }
-	bool has(const char *key) const { return value_.contains(key); }
-	const json &raw(const char *key) const { return value_.at(key); }
-
-	std::optional<std::string> string(const char *key, bool required) const
-	{
-		if (!has(key)) {
-			if (required)
-				fail(member_path(key), "missing required key");
-			return std::nullopt;
-		}
-		const json &member = value_.at(key);
-		if (!member.is_string())
-			fail(member_path(key), std::string("expected a string, got ") + type_name(member));
-		return member.get<std::string>();
-	}
-
-	std::optional<bool> boolean(const char *key) const
-	{
-		if (!has(key))
-			return std::nullopt;
-		const json &member = value_.at(key);
-		if (!member.is_boolean())
-			fail(member_path(key), std::string("expected true or false, got ") + type_name(member));
-		return member.get<bool>();
-	}
-
-	// `why`, when given, explains the range in the out-of-range message.
-	std::optional<uint64_t> unsigned_integer(const char *key, uint64_t min, uint64_t max,
-						 const char *why = nullptr) const
-	{
-		if (!has(key))
-			return std::nullopt;
-		const json &member = value_.at(key);
-		if (!member.is_number_unsigned() && !(member.is_number_integer() && member.get<int64_t>() >= 0)) {
-			if (member.is_number_integer())
-				fail(member_path(key), "expected a non-negative integer, got " + member.dump());
-			fail(member_path(key), std::string("expected an integer, got ") + type_name(member));
-		}
-		uint64_t number = member.get<uint64_t>();
-		if (number < min || number > max)
-			fail(member_path(key), "value " + std::to_string(number) + " out of range [" +
-						   std::to_string(min) + ", " + std::to_string(max) + "]" +
-						   (why != nullptr ? std::string(" (") + why + ")" : std::string()));
-		return number;
-	}
-
-	const json *array(const char *key, bool required) const
-	{
-		if (!has(key)) {
-			if (required)
-				fail(member_path(key), "missing required key");
-			return nullptr;
-		}
-		const json &member = value_.at(key);
-		if (!member.is_array())
-			fail(member_path(key), std::string("expected an array, got ") + type_name(member));
-		return &member;
-	}
-
-private:
-	const json &value_;
-	std::string path_;
-};
+using softdpu::json::fail;
+using softdpu::json::Json;
+using softdpu::json::member_segment;
+using softdpu::json::ObjectReader;
+using softdpu::json::shown;
 
 bool is_name_char(char c)
 {
@@ -230,17 +75,8 @@ MacAddress parse_mac(const std::string &path, const std::string &text)
 	MacAddress mac{};
 	bool ok = text.size() == 17;
 	for (size_t i = 0; ok && i < 6; ++i) {
-		auto hex = [](char c) -> int {
-			if (c >= '0' && c <= '9')
-				return c - '0';
-			if (c >= 'a' && c <= 'f')
-				return c - 'a' + 10;
-			if (c >= 'A' && c <= 'F')
-				return c - 'A' + 10;
-			return -1;
-		};
-		int high = hex(text[i * 3]);
-		int low = hex(text[i * 3 + 1]);
+		const int high = common::hex_digit(text[i * 3]);
+		const int low = common::hex_digit(text[i * 3 + 1]);
 		if (high < 0 || low < 0 || (i < 5 && text[i * 3 + 2] != ':'))
 			ok = false;
 		else
@@ -309,7 +145,7 @@ std::string function_kind(Side side, FuncType type)
 	return kind;
 }
 
-void read_caps(const json &value, const std::string &path, Capabilities &caps)
+void read_caps(const Json &value, const std::string &path, Capabilities &caps)
 {
 	ObjectReader reader(value, path,
 			    {"dma_memcpy", "dma_max_buf_size", "dma_max_buf_list_len", "dma_max_num_tasks",
@@ -372,7 +208,7 @@ public:
 		topology_->source_ = source;
 	}
 
-	std::shared_ptr<const Topology> build(const json &document)
+	std::shared_ptr<const Topology> build(const Json &document)
 	{
 		ObjectReader root(document, "$", {"version", "limits", "host", "dpu"});
 		if (root.has("version")) {
@@ -394,7 +230,7 @@ public:
 			read_functions(dpu, Side::dpu);
 			read_entries(
 			    dpu, "representors", topology_->representors_, kMaxRepresentors,
-			    [&](const json &value, const std::string &path) { read_representor(value, path); });
+			    [&](const Json &value, const std::string &path) { read_representor(value, path); });
 		}
 		index_names();
 		resolve_parents();
@@ -413,7 +249,7 @@ private:
 	static void read_entries(const ObjectReader &object, const char *key, const Entries &entries, size_t limit,
 				 Read read)
 	{
-		const json *array = object.array(key, false);
+		const Json *array = object.array(key, false);
 		if (array == nullptr)
 			return;
 		const std::string path = object.member_path(key);
@@ -427,10 +263,10 @@ private:
 	void read_functions(const ObjectReader &side_object, Side side)
 	{
 		read_entries(side_object, "functions", topology_->functions_, kMaxFunctions,
-			     [&](const json &value, const std::string &path) { read_function(value, side, path); });
+			     [&](const Json &value, const std::string &path) { read_function(value, side, path); });
 	}
 
-	void read_function(const json &value, Side side, const std::string &path)
+	void read_function(const Json &value, Side side, const std::string &path)
 	{
 		ObjectReader reader(value, path,
 				    {"name", "type", "parent", "pci", "ibdev", "iface", "vuid", "mac", "ipv4", "ipv6",
@@ -507,7 +343,7 @@ private:
 	}
 
 	// App Shield: the memory of the system behind a representor (docs/apsh.md).
-	static MemorySource read_memory_source(const json &value, const std::string &path)
+	static MemorySource read_memory_source(const Json &value, const std::string &path)
 	{
 		ObjectReader reader(value, path, {"kind", "path", "qmp"});
 		MemorySource source;
@@ -529,7 +365,7 @@ private:
 		return source;
 	}
 
-	void read_representor(const json &value, const std::string &path)
+	void read_representor(const Json &value, const std::string &path)
 	{
 		ObjectReader reader(
 		    value, path,
@@ -748,127 +584,15 @@ private:
 	std::map<std::string_view, Function *> by_name_;
 };
 
-namespace {
-
-// Sees the document as the parser reads it and refuses a key repeated in one object, which
-// nlohmann would otherwise resolve silently (the last one wins). Keeps the path of where the
-// parser is, for the message.
-class DuplicateKeyCheck {
-public:
-	bool operator()(int, json::parse_event_t event, json &parsed)
-	{
-		switch (event) {
-		case json::parse_event_t::object_start:
-		case json::parse_event_t::array_start:
-			frames_.push_back({event == json::parse_event_t::object_start, {}, {}, 0});
-			break;
-		case json::parse_event_t::key: {
-			Frame &frame = frames_.back();
-			frame.key = parsed.get<std::string>();
-			if (!frame.keys.insert(frame.key).second)
-				fail(path(), "duplicate key");
-			break;
-		}
-		case json::parse_event_t::object_end:
-		case json::parse_event_t::array_end:
-			frames_.pop_back();
-			[[fallthrough]];
-		case json::parse_event_t::value:
-			if (!frames_.empty() && !frames_.back().object)
-				++frames_.back().index; // an array element is complete
-			break;
-		}
-		return true;
-	}
-
-private:
-	struct Frame {
-		bool object;
-		std::set<std::string> keys; // objects: the keys seen so far
-		std::string key;            // objects: the member being read
-		size_t index;               // arrays: the element being read
-	};
-
-	std::string path() const
-	{
-		std::string out = "$";
-		for (const Frame &frame : frames_)
-			out +=
-			    frame.object ? member_segment(frame.key) : enclose('[', std::to_string(frame.index), ']');
-		return out;
-	}
-
-	std::vector<Frame> frames_;
-};
-
-// "invalid JSON at line L, column C: <nlohmann's reason>", printable and bounded: the reason
-// quotes the text last read, which may be anything.
-std::string syntax_error(std::string_view text, const json::parse_error &error)
-{
-	// nlohmann's byte is 1-based: the position of the last character read.
-	const size_t at = std::min<size_t>(error.byte > 0 ? error.byte - 1 : 0, text.size());
-	const std::string_view before = text.substr(0, at);
-	const size_t line = 1 + static_cast<size_t>(std::count(before.begin(), before.end(), '\n'));
-	const size_t line_start = before.rfind('\n');
-	const size_t column = at - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
-	std::string_view reason = error.what();
-	// Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: ".
-	if (size_t start = reason.find("syntax error"); start != std::string_view::npos)
-		reason = reason.substr(start);
-	return "invalid JSON at line " + std::to_string(line) + ", column " + std::to_string(column) + ": " +
-	       printable(reason, 160, {});
-}
-
-// Empties a JSON value from its leaves up without allocating. nlohmann's destructor first gathers a
-// container's children into a vector, which can fail when memory has run out, and a destructor
-// that throws ends the process; an empty container is freed without allocating. The depth is
-// bounded by check_nesting.
-void dismantle(json &value) noexcept
-{
-	if (value.is_array()) {
-		auto &array = value.get_ref<json::array_t &>();
-		for (json &element : array)
-			dismantle(element);
-		array.clear();
-	} else if (value.is_object()) {
-		auto &object = value.get_ref<json::object_t &>();
-		for (auto &member : object)
-			dismantle(member.second);
-		object.clear();
-	}
-}
-
-// Dismantles a document however its scope is left, running out of memory included.
-class DismantledOnExit {
-public:
-	explicit DismantledOnExit(json &document) noexcept : document_(document) {}
-	~DismantledOnExit() { dismantle(document_); }
-	DismantledOnExit(const DismantledOnExit &) = delete;
-	DismantledOnExit &operator=(const DismantledOnExit &) = delete;
-
-private:
-	json &document_;
-};
-
-} // namespace
-
 Topology::ParseResult Topology::parse(std::string_view text, std::string_view source, Side side)
 {
 	const std::string source_name(source);
 	try {
-		if (text.find_first_not_of(" \t\r\n") == std::string_view::npos)
-			fail("$", "invalid JSON: the document is empty");
-		check_nesting(text);
-		json document;
-		const DismantledOnExit dismantled(document);
-		try {
-			document = json::parse(text.begin(), text.end(), DuplicateKeyCheck());
-		} catch (const json::parse_error &error) {
-			fail("$", syntax_error(text, error));
-		}
+		Json document = softdpu::json::parse(text, {.max_depth = kMaxNesting, .reject_duplicate_keys = true});
+		const softdpu::json::DismantledOnExit dismantled(document);
 		TopologyBuilder builder(side, source);
 		return {builder.build(document), {}};
-	} catch (const TopologyError &error) {
+	} catch (const softdpu::json::Error &error) {
 		return {nullptr, source_name + ": " + error.path + ": " + error.what()};
 	} catch (const std::bad_alloc &) {
 		return {nullptr, source_name + ": out of memory", true};

@@ -1,8 +1,8 @@
 #include "dma/dma.hpp"
 
 #include <cstddef>
-#include <cstdlib>
 
+#include "common/env.hpp"
 #include "common/sdk_log.hpp"
 #include "core/dev/dev.hpp"
 #include "core/mem/buf.hpp"
@@ -20,12 +20,7 @@ constexpr uint64_t kDefaultXprocEngineThreshold = uint64_t{1024} * 1024;
 
 uint64_t threshold_from_env(const char *name, uint64_t fallback) noexcept
 {
-	const char *value = std::getenv(name);
-	if (value == nullptr)
-		return fallback;
-	char *end = nullptr;
-	const unsigned long long n = std::strtoull(value, &end, 0);
-	return (end == value || *end != '\0') ? fallback : static_cast<uint64_t>(n);
+	return softdpu::common::env_unsigned(name, 0, UINT64_MAX).value_or(fallback);
 }
 
 } // namespace

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <new>
 
+#include "common/cpu.hpp"
 #include "common/sdk_log.hpp"
 #include "core/dev/dev.hpp"
 #include "core/exec/pe.hpp"
@@ -21,15 +22,7 @@
 
 namespace {
 
-// Lets a spinning hyperthread sibling run; a no-op where the CPU has no such hint.
-inline void cpu_relax() noexcept
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	asm volatile("yield" ::: "memory");
-#endif
-}
+using softdpu::common::cpu_relax;
 
 // The value is a plain uint64_t (it may be the application's own word, set_addr); every access
 // from softdpu is atomic through this view.

@@ -1,7 +1,8 @@
 // App Shield configuration files: see config_files.hpp and docs/apsh.md.
 #include "apsh/api/config_files.hpp"
 
-#include "common/json_depth.hpp"
+#include "common/bytes.hpp"
+#include "common/json_object.hpp"
 #include "common/regular_file.hpp"
 
 #include <nlohmann/json.hpp>
@@ -40,11 +41,13 @@ bool is_blank(std::string_view text)
 
 Json parse_json(std::string_view text, const std::string &name)
 {
-	if (softdpu::json::nesting_depth(text) > kMaxNesting)
-		fail(name, "$", "document nested deeper than " + std::to_string(kMaxNesting) + " levels");
-	Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
-	if (doc.is_discarded())
-		fail(name, "$", "invalid JSON");
+	Json doc;
+	try {
+		// A repeated key is not refused: its last value counts (nlohmann's rule), as it always did.
+		doc = softdpu::json::parse(text, {.max_depth = kMaxNesting, .reject_duplicate_keys = false});
+	} catch (const softdpu::json::Error &error) {
+		fail(name, error.path, error.what());
+	}
 	if (!doc.is_object())
 		fail(name, "$", std::string("expected an object, got ") + doc.type_name());
 	return doc;
@@ -72,14 +75,8 @@ uint64_t address(const Json &value, const std::string &name, const std::string &
 			fail(name, path, "expected an address, got \"" + text.substr(0, 40) + "\"");
 		uint64_t result = 0;
 		for (char c : digits) {
-			int digit;
-			if (c >= '0' && c <= '9')
-				digit = c - '0';
-			else if (base == 16 && c >= 'a' && c <= 'f')
-				digit = c - 'a' + 10;
-			else if (base == 16 && c >= 'A' && c <= 'F')
-				digit = c - 'A' + 10;
-			else
+			const int digit = base == 16 ? common::hex_digit(c) : c >= '0' && c <= '9' ? c - '0' : -1;
+			if (digit < 0)
 				fail(name, path, "expected an address, got \"" + text.substr(0, 40) + "\"");
 			if (result > (UINT64_MAX - static_cast<uint64_t>(digit)) / static_cast<uint64_t>(base))
 				fail(name, path, "address out of range");
@@ -281,13 +278,8 @@ Status parse_mem_regions(std::string_view text, const std::string &name, std::ve
 			  [](const RamRange &a, const RamRange &b) { return a.gpa_start < b.gpa_start; });
 		for (size_t i = 1; i < parsed.size(); ++i)
 			if (parsed[i].gpa_start < parsed[i - 1].gpa_end)
-				fail(
-				    name, "$", "regions overlap at guest-physical address 0x" + [&] {
-					    char hex[24];
-					    std::snprintf(hex, sizeof(hex), "%llx",
-							  static_cast<unsigned long long>(parsed[i].gpa_start));
-					    return std::string(hex);
-				    }());
+				fail(name, "$",
+				     "regions overlap at guest-physical address " + common::hex(parsed[i].gpa_start));
 		ranges = std::move(parsed);
 		return Status::success();
 	} catch (const ConfigError &error) {
@@ -322,21 +314,11 @@ Status parse_kpgd_file(std::string_view text, const std::string &name, KernelHin
 		std::string_view digits = line;
 		if (digits.starts_with("0x") || digits.starts_with("0X"))
 			digits.remove_prefix(2);
-		if (digits.empty() || digits.size() > 16)
+		const auto parsed = common::parse_hex(digits);
+		if (!parsed)
 			return invalid(name + ": line " + std::to_string(number) + ": expected a hex address, got \"" +
 				       std::string(line.substr(0, 40)) + "\"");
-		value = 0;
-		for (char c : digits) {
-			const char lower = static_cast<char>(c | 0x20);
-			if (c >= '0' && c <= '9')
-				value = value * 16 + static_cast<uint64_t>(c - '0');
-			else if (lower >= 'a' && lower <= 'f')
-				value = value * 16 + static_cast<uint64_t>(lower - 'a' + 10);
-			else
-				return invalid(name + ": line " + std::to_string(number) +
-					       ": expected a hex address, got \"" + std::string(line.substr(0, 40)) +
-					       "\"");
-		}
+		value = *parsed;
 		return Status::success();
 	};
 	uint64_t kpgd = 0;

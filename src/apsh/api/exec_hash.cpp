@@ -2,13 +2,14 @@
 #include "apsh/api/exec_hash.hpp"
 
 #include "apsh/api/config_files.hpp"
-#include "common/json_depth.hpp"
+#include "common/json_object.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <elf.h>
 
 namespace softdpu::apsh::api {
 
@@ -21,11 +22,11 @@ Status invalid(std::string reason)
 	return {DOCA_ERROR_INVALID_VALUE, std::move(reason)};
 }
 
-template <typename T> T read_le(std::span<const uint8_t> bytes, size_t at) noexcept
+// One of <elf.h>'s structures at `at` (the caller checks the bounds).
+template <typename T> T read_struct(std::span<const uint8_t> bytes, size_t at) noexcept
 {
-	T value = 0;
-	for (size_t i = 0; i < sizeof(T); ++i)
-		value |= static_cast<T>(static_cast<T>(bytes[at + i]) << (8 * i));
+	T value;
+	std::memcpy(&value, bytes.data() + at, sizeof(T));
 	return value;
 }
 
@@ -71,32 +72,30 @@ Status hash_file_bytes(std::span<const uint8_t> bytes, const std::string &path, 
 			out.pages[offset] =
 			    hash_page(bytes.subspan(offset, std::min<uint64_t>(kPageSize, bytes.size() - offset)));
 	};
-	static constexpr uint8_t kMagic[4] = {0x7f, 'E', 'L', 'F'};
-	if (bytes.size() < 64 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
+	if (bytes.size() < sizeof(Elf64_Ehdr) || std::memcmp(bytes.data(), ELFMAG, SELFMAG) != 0) {
 		hash_range(0, bytes.size());
 		return Status::success();
 	}
 	out.elf = true;
-	if (bytes[4] != 2 || bytes[5] != 1)
+	const auto header = read_struct<Elf64_Ehdr>(bytes, 0);
+	if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
 		return invalid(path + ": only 64-bit little-endian ELF files are supported");
-	const uint64_t phoff = read_le<uint64_t>(bytes, 32);
-	const uint16_t phentsize = read_le<uint16_t>(bytes, 54);
-	const uint16_t phnum = read_le<uint16_t>(bytes, 56);
+	const uint64_t phoff = header.e_phoff;
+	const uint16_t phentsize = header.e_phentsize;
+	const uint16_t phnum = header.e_phnum;
 	if (phnum == 0)
 		return Status::success();
-	if (phentsize < 56)
+	if (phentsize < sizeof(Elf64_Phdr))
 		return invalid(path + ": ELF program header entries too small (" + std::to_string(phentsize) +
 			       " bytes)");
 	if (phoff > bytes.size() || static_cast<uint64_t>(phnum) * phentsize > bytes.size() - phoff)
 		return invalid(path + ": ELF program headers run past the end of the file");
 	for (uint16_t i = 0; i < phnum; ++i) {
 		const size_t at = phoff + static_cast<size_t>(i) * phentsize;
-		const uint32_t type = read_le<uint32_t>(bytes, at);
-		const uint32_t flags = read_le<uint32_t>(bytes, at + 4);
-		const uint64_t offset = read_le<uint64_t>(bytes, at + 8);
-		const uint64_t filesz = read_le<uint64_t>(bytes, at + 32);
-		constexpr uint32_t kPtLoad = 1, kPfX = 1;
-		if (type != kPtLoad || !(flags & kPfX))
+		const auto segment = read_struct<Elf64_Phdr>(bytes, at);
+		const uint64_t offset = segment.p_offset;
+		const uint64_t filesz = segment.p_filesz;
+		if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X))
 			continue;
 		if (offset > bytes.size() || filesz > bytes.size() - offset)
 			return invalid(path + ": executable segment " + std::to_string(i) +

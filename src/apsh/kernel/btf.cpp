@@ -1,6 +1,6 @@
 #include "apsh/kernel/btf.hpp"
 
-#include <cstring>
+#include "common/bytes.hpp"
 
 namespace softdpu::apsh::kernel {
 
@@ -12,12 +12,7 @@ constexpr size_t raw_type_size = 12;
 constexpr uint32_t max_types = 4u << 20;
 constexpr int max_anonymous_depth = 16;
 
-template <typename T> T load(const uint8_t *at)
-{
-	T value;
-	std::memcpy(&value, at, sizeof(T));
-	return value;
-}
+using common::load_le;
 
 uint32_t kind_of(uint32_t info)
 {
@@ -83,13 +78,13 @@ Status Btf::parse(std::span<const uint8_t> blob, Btf &out)
 	out = Btf{};
 	if (blob.size() < header_size)
 		return bad("shorter than its header");
-	if (load<uint16_t>(blob.data()) != btf_magic)
+	if (load_le<uint16_t>(blob.data()) != btf_magic)
 		return bad("bad magic (not BTF, or big-endian)");
 	if (blob[2] != 1)
 		return bad("unsupported version " + std::to_string(blob[2]));
-	uint32_t header_len = load<uint32_t>(blob.data() + 4);
-	uint32_t type_off = load<uint32_t>(blob.data() + 8), type_len = load<uint32_t>(blob.data() + 12);
-	uint32_t str_off = load<uint32_t>(blob.data() + 16), str_len = load<uint32_t>(blob.data() + 20);
+	uint32_t header_len = load_le<uint32_t>(blob.data() + 4);
+	uint32_t type_off = load_le<uint32_t>(blob.data() + 8), type_len = load_le<uint32_t>(blob.data() + 12);
+	uint32_t str_off = load_le<uint32_t>(blob.data() + 16), str_len = load_le<uint32_t>(blob.data() + 20);
 	uint64_t size = blob.size();
 	if (header_len < header_size || header_len > size)
 		return bad("header length");
@@ -113,7 +108,7 @@ Status Btf::parse(std::span<const uint8_t> blob, Btf &out)
 			return bad("type " + std::to_string(out.type_offsets_.size() + 1) + " is truncated");
 		if (out.type_offsets_.size() >= max_types)
 			return bad("too many types");
-		uint32_t info = load<uint32_t>(out.blob_.data() + pos + 4);
+		uint32_t info = load_le<uint32_t>(out.blob_.data() + pos + 4);
 		uint64_t extra;
 		if (!trailing_bytes(info, extra))
 			return bad("type " + std::to_string(out.type_offsets_.size() + 1) + " has unknown kind " +
@@ -123,12 +118,12 @@ Status Btf::parse(std::span<const uint8_t> blob, Btf &out)
 		out.type_offsets_.push_back(static_cast<uint32_t>(pos));
 		uint32_t kind = kind_of(info);
 		if (kind == kind_struct || kind == kind_union) {
-			std::string_view type_name = out.string_at(load<uint32_t>(out.blob_.data() + pos));
+			std::string_view type_name = out.string_at(load_le<uint32_t>(out.blob_.data() + pos));
 			if (!type_name.empty()) {
 				uint32_t id = static_cast<uint32_t>(out.type_offsets_.size());
 				auto [it, inserted] = out.structs_.try_emplace(type_name, id);
 				// Keep the definition with members over an empty one.
-				if (!inserted && vlen_of(load<uint32_t>(out.raw(it->second) + 4)) == 0 &&
+				if (!inserted && vlen_of(load_le<uint32_t>(out.raw(it->second) + 4)) == 0 &&
 				    vlen_of(info) > 0)
 					it->second = id;
 			}
@@ -156,13 +151,13 @@ std::string_view Btf::string_at(uint32_t offset) const
 std::string_view Btf::name(uint32_t type) const
 {
 	const uint8_t *t = raw(type);
-	return t ? string_at(load<uint32_t>(t)) : std::string_view{};
+	return t ? string_at(load_le<uint32_t>(t)) : std::string_view{};
 }
 
 Btf::Kind Btf::kind(uint32_t type) const
 {
 	const uint8_t *t = raw(type);
-	return t ? static_cast<Kind>(kind_of(load<uint32_t>(t + 4))) : kind_unknown;
+	return t ? static_cast<Kind>(kind_of(load_le<uint32_t>(t + 4))) : kind_unknown;
 }
 
 uint32_t Btf::resolve(uint32_t type) const
@@ -171,11 +166,11 @@ uint32_t Btf::resolve(uint32_t type) const
 		const uint8_t *t = raw(type);
 		if (!t)
 			return 0;
-		uint32_t kind = kind_of(load<uint32_t>(t + 4));
+		uint32_t kind = kind_of(load_le<uint32_t>(t + 4));
 		if (kind != kind_typedef && kind != kind_const && kind != kind_volatile && kind != kind_restrict &&
 		    kind != kind_type_tag)
 			return type;
-		type = load<uint32_t>(t + 8);
+		type = load_le<uint32_t>(t + 8);
 	}
 	return 0; // a qualifier cycle: malformed
 }
@@ -186,7 +181,7 @@ std::optional<std::pair<uint32_t, uint32_t>> Btf::array_info(uint32_t type) cons
 	if (kind(type) != kind_array)
 		return std::nullopt;
 	const uint8_t *array = raw(type) + raw_type_size;
-	return std::pair{load<uint32_t>(array), load<uint32_t>(array + 8)};
+	return std::pair{load_le<uint32_t>(array), load_le<uint32_t>(array + 8)};
 }
 
 std::optional<uint64_t> Btf::size_of(uint32_t type) const
@@ -197,7 +192,7 @@ std::optional<uint64_t> Btf::size_of(uint32_t type) const
 		const uint8_t *t = raw(type);
 		if (!t)
 			return std::nullopt;
-		uint32_t info = load<uint32_t>(t + 4);
+		uint32_t info = load_le<uint32_t>(t + 4);
 		switch (kind_of(info)) {
 		case kind_int:
 		case kind_struct:
@@ -206,7 +201,7 @@ std::optional<uint64_t> Btf::size_of(uint32_t type) const
 		case kind_enum64:
 		case kind_float:
 		case kind_datasec:
-			return multiplier * load<uint32_t>(t + 8);
+			return multiplier * load_le<uint32_t>(t + 8);
 		case kind_ptr:
 			return multiplier * 8;
 		case kind_array: {
@@ -247,7 +242,7 @@ std::optional<Btf::Member> Btf::find_member(uint32_t struct_id, std::string_view
 	const uint8_t *t = raw(struct_id);
 	if (!t)
 		return std::nullopt;
-	uint32_t info = load<uint32_t>(t + 4);
+	uint32_t info = load_le<uint32_t>(t + 4);
 	if (kind_of(info) != kind_struct && kind_of(info) != kind_union)
 		return std::nullopt;
 	const uint8_t *members = t + raw_type_size;
@@ -256,22 +251,22 @@ std::optional<Btf::Member> Btf::find_member(uint32_t struct_id, std::string_view
 	// Named members first, so that an anonymous member never shadows a direct hit.
 	for (uint32_t i = 0; i < count; i++) {
 		const uint8_t *m = members + i * 12;
-		if (string_at(load<uint32_t>(m)) != wanted)
+		if (string_at(load_le<uint32_t>(m)) != wanted)
 			continue;
-		uint32_t offset = load<uint32_t>(m + 8);
+		uint32_t offset = load_le<uint32_t>(m + 8);
 		Member found;
-		found.type = load<uint32_t>(m + 4);
+		found.type = load_le<uint32_t>(m + 4);
 		found.bit_offset = base_bits + (has_bitfield_sizes ? (offset & 0xffffff) : offset);
 		found.bitfield_bits = has_bitfield_sizes ? offset >> 24 : 0;
 		return found;
 	}
 	for (uint32_t i = 0; i < count; i++) {
 		const uint8_t *m = members + i * 12;
-		if (load<uint32_t>(m) != 0 && !string_at(load<uint32_t>(m)).empty())
+		if (load_le<uint32_t>(m) != 0 && !string_at(load_le<uint32_t>(m)).empty())
 			continue;
-		uint32_t offset = load<uint32_t>(m + 8);
+		uint32_t offset = load_le<uint32_t>(m + 8);
 		uint64_t bits = base_bits + (has_bitfield_sizes ? (offset & 0xffffff) : offset);
-		if (auto found = find_member(load<uint32_t>(m + 4), wanted, bits, depth + 1))
+		if (auto found = find_member(load_le<uint32_t>(m + 4), wanted, bits, depth + 1))
 			return found;
 	}
 	return std::nullopt;

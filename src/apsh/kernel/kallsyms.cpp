@@ -1,8 +1,9 @@
 #include "apsh/kernel/kallsyms.hpp"
 
+#include "common/bytes.hpp"
+
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <vector>
 
 namespace softdpu::apsh::kernel {
@@ -49,8 +50,7 @@ Status Kallsyms::decode_tables(std::span<const uint8_t> names, std::span<const u
 	// Expand the 256 tokens once.
 	std::array<std::string_view, 256> tokens;
 	for (size_t i = 0; i < 256; i++) {
-		uint16_t at;
-		std::memcpy(&at, token_index.data() + i * 2, 2);
+		const auto at = common::load_le<uint16_t>(token_index, i * 2);
 		if (at >= token_table.size())
 			return corrupt("token " + std::to_string(i) + " lies outside the token table");
 		auto rest = token_table.subspan(at);
@@ -92,8 +92,7 @@ Status Kallsyms::decode_tables(std::span<const uint8_t> names, std::span<const u
 		}
 		if (out.arena_.size() > max_arena_bytes)
 			return corrupt("names expand to more than " + std::to_string(max_arena_bytes) + " bytes");
-		int32_t offset;
-		std::memcpy(&offset, offsets.data() + uint64_t{i} * 4, 4);
+		const auto offset = common::load_le<int32_t>(offsets, uint64_t{i} * 4);
 		// CONFIG_KALLSYMS_ABSOLUTE_PERCPU: non-negative values are absolute (per-CPU symbols),
 		// negative ones count down from relative_base.
 		uint64_t address = offset >= 0

@@ -1,9 +1,9 @@
 #include "apsh/kernel/kernel_image.hpp"
 
 #include "apsh/kernel/vmcoreinfo.hpp"
+#include "common/bytes.hpp"
 
 #include <array>
-#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -21,12 +21,7 @@ Status fail(doca_error_t code, std::string reason)
 	return Status{code, std::move(reason)};
 }
 
-std::string hex(uint64_t value)
-{
-	char text[24];
-	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-	return text;
-}
+using common::hex;
 
 std::optional<uint64_t> hint_symbol(const KernelHints &hints, const char *name)
 {

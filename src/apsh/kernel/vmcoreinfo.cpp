@@ -1,5 +1,7 @@
 #include "apsh/kernel/vmcoreinfo.hpp"
 
+#include "common/bytes.hpp"
+
 #include <cstring>
 
 namespace softdpu::apsh::kernel {
@@ -12,22 +14,10 @@ bool parse_unsigned(std::string_view text, int base, uint64_t &value)
 {
 	if (base == 16 && (text.starts_with("0x") || text.starts_with("0X")))
 		text.remove_prefix(2);
-	if (text.empty() || text.size() > (base == 16 ? 16u : 20u))
+	const auto parsed = base == 16 ? common::parse_hex(text) : common::parse_decimal(text);
+	if (!parsed)
 		return false;
-	uint64_t result = 0;
-	for (char c : text) {
-		int digit = c >= '0' && c <= '9'                 ? c - '0'
-			    : base == 16 && c >= 'a' && c <= 'f' ? c - 'a' + 10
-			    : base == 16 && c >= 'A' && c <= 'F' ? c - 'A' + 10
-								 : -1;
-		if (digit < 0)
-			return false;
-		uint64_t next = result * static_cast<uint64_t>(base) + static_cast<uint64_t>(digit);
-		if (next / static_cast<uint64_t>(base) != result && base == 10)
-			return false;
-		result = next;
-	}
-	value = result;
+	value = *parsed;
 	return true;
 }
 

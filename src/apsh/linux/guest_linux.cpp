@@ -1,7 +1,8 @@
 #include "apsh/linux/guest_linux.hpp"
 
+#include "common/bytes.hpp"
+
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <unordered_set>
 
@@ -16,12 +17,7 @@ Status error(doca_error_t code, std::string reason)
 	return Status{code, std::move(reason)};
 }
 
-std::string hex(uint64_t value)
-{
-	char text[24];
-	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-	return text;
-}
+using common::hex;
 
 } // namespace
 

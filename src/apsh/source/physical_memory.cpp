@@ -1,13 +1,16 @@
 #include "apsh/source/physical_memory.hpp"
 
 #include "apsh/source/qmp.hpp"
+#include "common/bytes.hpp"
 #include "common/regular_file.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <type_traits>
 #include <unistd.h>
 
 namespace softdpu::apsh::source {
@@ -19,21 +22,14 @@ Status error(doca_error_t code, std::string reason)
 	return Status{code, std::move(reason)};
 }
 
-template <typename T> T load(std::span<const uint8_t> bytes, size_t offset)
-{
-	T value;
-	std::memcpy(&value, bytes.data() + offset, sizeof(T));
-	return value;
-}
+using common::load_le;
 
-// Little-endian ELF64 constants (only what a QEMU core uses).
-constexpr uint8_t elf_magic[4] = {0x7f, 'E', 'L', 'F'};
-constexpr uint16_t et_core = 4;
-constexpr uint16_t em_x86_64 = 62;
-constexpr uint32_t pt_load = 1;
-constexpr uint32_t pt_note = 4;
-constexpr size_t elf64_ehdr_size = 64;
-constexpr size_t elf64_phdr_size = 56;
+// One of <elf.h>'s structures (little-endian, as the host) read whole from `read` at `offset`.
+template <typename T> bool read_struct(const ReadAt &read, uint64_t offset, T &out)
+{
+	static_assert(std::is_trivially_copyable_v<T>);
+	return read(offset, std::span<uint8_t>(reinterpret_cast<uint8_t *>(&out), sizeof(T)));
+}
 // QEMUCPUState: version, size, 18 general registers, 10 segment descriptors of 24 bytes, cr[5].
 constexpr size_t qemu_cpu_state_cr_offset = 8 + 18 * 8 + 10 * 24;
 
@@ -50,7 +46,8 @@ ReadAt read_span(std::span<const uint8_t> file)
 	return [file](uint64_t offset, std::span<uint8_t> out) {
 		if (offset > file.size() || out.size() > file.size() - offset)
 			return false;
-		std::memcpy(out.data(), file.data() + offset, out.size());
+		if (!out.empty()) // an empty out (a PT_NOTE of size 0) may have no data pointer at all
+			std::memcpy(out.data(), file.data() + offset, out.size());
 		return true;
 	};
 }
@@ -67,18 +64,20 @@ void parse_qemu_note(std::span<const uint8_t> desc, CpuHints &cpu)
 		return;
 	// Only the first vCPU's registers: all vCPUs share the kernel's page tables.
 	if (!cpu.cr3) {
-		cpu.cr3 = load<uint64_t>(desc, qemu_cpu_state_cr_offset + 3 * 8);
-		cpu.cr4 = load<uint64_t>(desc, qemu_cpu_state_cr_offset + 4 * 8);
+		cpu.cr3 = load_le<uint64_t>(desc, qemu_cpu_state_cr_offset + 3 * 8);
+		cpu.cr4 = load_le<uint64_t>(desc, qemu_cpu_state_cr_offset + 4 * 8);
 	}
 }
 
 void parse_notes(std::span<const uint8_t> notes, CpuHints &cpu)
 {
 	size_t pos = 0;
-	while (pos + 12 <= notes.size()) {
-		uint32_t name_size = load<uint32_t>(notes, pos);
-		uint32_t desc_size = load<uint32_t>(notes, pos + 4);
-		size_t name_at = pos + 12;
+	while (pos + sizeof(Elf64_Nhdr) <= notes.size()) {
+		Elf64_Nhdr note;
+		std::memcpy(&note, notes.data() + pos, sizeof(note));
+		const uint32_t name_size = note.n_namesz;
+		const uint32_t desc_size = note.n_descsz;
+		size_t name_at = pos + sizeof(Elf64_Nhdr);
 		size_t name_padded = (uint64_t{name_size} + 3) & ~uint64_t{3};
 		size_t desc_padded = (uint64_t{desc_size} + 3) & ~uint64_t{3};
 		if (name_padded > notes.size() - name_at || desc_padded > notes.size() - name_at - name_padded)
@@ -169,46 +168,45 @@ uint64_t ImageFile::data_end(uint64_t offset, uint64_t end) const
 
 bool looks_like_elf_core(std::span<const uint8_t> file)
 {
-	return file.size() >= 4 && std::memcmp(file.data(), elf_magic, 4) == 0;
+	return file.size() >= SELFMAG && std::memcmp(file.data(), ELFMAG, SELFMAG) == 0;
 }
 
 bool looks_like_lime(std::span<const uint8_t> file)
 {
-	return file.size() >= 4 && load<uint32_t>(file, 0) == lime_magic;
+	return file.size() >= 4 && load_le<uint32_t>(file, 0) == lime_magic;
 }
 
 Status parse_elf_core(uint64_t file_size, const ReadAt &read, ImageLayout &out)
 {
 	out = {};
-	uint8_t header_bytes[elf64_ehdr_size];
-	if (file_size < elf64_ehdr_size || !read(0, header_bytes) || !looks_like_elf_core(header_bytes))
+	Elf64_Ehdr header;
+	if (file_size < sizeof(header) || !read_struct(read, 0, header) ||
+	    !looks_like_elf_core(std::span<const uint8_t>(header.e_ident, SELFMAG)))
 		return error(DOCA_ERROR_INVALID_VALUE, "not an ELF file");
-	const std::span<const uint8_t> header(header_bytes);
-	if (header[4] != 2 || header[5] != 1)
+	if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
 		return error(DOCA_ERROR_NOT_SUPPORTED, "ELF core is not 64-bit little-endian");
-	if (load<uint16_t>(header, 16) != et_core)
+	if (header.e_type != ET_CORE)
 		return error(DOCA_ERROR_INVALID_VALUE, "ELF file is not a core dump (e_type != ET_CORE)");
-	if (load<uint16_t>(header, 18) != em_x86_64)
+	if (header.e_machine != EM_X86_64)
 		return error(DOCA_ERROR_NOT_SUPPORTED, "ELF core is not for x86-64");
-	uint64_t ph_offset = load<uint64_t>(header, 32);
-	uint16_t ph_entry_size = load<uint16_t>(header, 54);
-	uint32_t ph_count = load<uint16_t>(header, 56);
-	if (ph_count == 0xffff)
+	const uint64_t ph_offset = header.e_phoff;
+	const uint16_t ph_entry_size = header.e_phentsize;
+	const uint32_t ph_count = header.e_phnum;
+	if (ph_count == PN_XNUM)
 		return error(DOCA_ERROR_NOT_SUPPORTED, "ELF core with extended program header count");
-	if (ph_entry_size < elf64_phdr_size || ph_offset > file_size ||
+	if (ph_entry_size < sizeof(Elf64_Phdr) || ph_offset > file_size ||
 	    uint64_t{ph_count} * ph_entry_size > file_size - ph_offset)
 		return error(DOCA_ERROR_INVALID_VALUE, "ELF core is truncated: program headers lie outside the file");
 	for (uint32_t i = 0; i < ph_count; i++) {
-		uint8_t program_header[elf64_phdr_size];
-		if (!read(ph_offset + uint64_t{i} * ph_entry_size, program_header))
+		Elf64_Phdr phdr;
+		if (!read_struct(read, ph_offset + uint64_t{i} * ph_entry_size, phdr))
 			return error(DOCA_ERROR_INVALID_VALUE,
 				     "ELF core: program header " + std::to_string(i) + " cannot be read");
-		const std::span<const uint8_t> phdr(program_header);
-		uint32_t type = load<uint32_t>(phdr, 0);
-		uint64_t offset = load<uint64_t>(phdr, 8);
-		uint64_t paddr = load<uint64_t>(phdr, 24);
-		uint64_t segment_size = load<uint64_t>(phdr, 32);
-		if (type == pt_note) {
+		const uint32_t type = phdr.p_type;
+		const uint64_t offset = phdr.p_offset;
+		const uint64_t paddr = phdr.p_paddr;
+		const uint64_t segment_size = phdr.p_filesz;
+		if (type == PT_NOTE) {
 			if (offset <= file_size && segment_size <= file_size - offset) {
 				// Only the first notes are read: parse_notes keeps what a cut-off list holds.
 				std::vector<uint8_t> notes(std::min(segment_size, max_notes_bytes));
@@ -217,7 +215,7 @@ Status parse_elf_core(uint64_t file_size, const ReadAt &read, ImageLayout &out)
 			}
 			continue;
 		}
-		if (type != pt_load || segment_size == 0)
+		if (type != PT_LOAD || segment_size == 0)
 			continue;
 		if (paddr + segment_size < paddr)
 			return error(DOCA_ERROR_INVALID_VALUE, "ELF core: a PT_LOAD wraps around the address space");
@@ -245,15 +243,15 @@ Status parse_lime(uint64_t file_size, const ReadAt &read, ImageLayout &out)
 			return error(DOCA_ERROR_INVALID_VALUE,
 				     "LiME image: the range header at byte " + std::to_string(pos) + " cannot be read");
 		const std::span<const uint8_t> header(header_bytes);
-		if (load<uint32_t>(header, 0) != lime_magic)
+		if (load_le<uint32_t>(header, 0) != lime_magic)
 			return error(DOCA_ERROR_INVALID_VALUE,
 				     "LiME image is corrupt: no range header at byte " + std::to_string(pos));
-		if (load<uint32_t>(header, 4) != 1)
+		if (load_le<uint32_t>(header, 4) != 1)
 			return error(DOCA_ERROR_NOT_SUPPORTED, "LiME version " +
-								   std::to_string(load<uint32_t>(header, 4)) +
+								   std::to_string(load_le<uint32_t>(header, 4)) +
 								   " is not supported (only version 1)");
-		uint64_t start = load<uint64_t>(header, 8);
-		uint64_t last = load<uint64_t>(header, 16);
+		uint64_t start = load_le<uint64_t>(header, 8);
+		uint64_t last = load_le<uint64_t>(header, 16);
 		if (last < start || last == UINT64_MAX)
 			return error(DOCA_ERROR_INVALID_VALUE, "LiME image is corrupt: a range ends before it starts");
 		uint64_t length = last - start + 1;
@@ -292,13 +290,9 @@ Status validate_ranges(std::vector<RamRange> &ranges, uint64_t file_size)
 			return error(DOCA_ERROR_INVALID_VALUE, "empty or inverted RAM range");
 		uint64_t length = range.gpa_end - range.gpa_start;
 		if (range.file_offset > file_size || length > file_size - range.file_offset)
-			return error(
-			    DOCA_ERROR_INVALID_VALUE, "image is truncated: RAM range at GPA 0x" + [&] {
-				    char text[32];
-				    std::snprintf(text, sizeof(text), "%llx",
-						  static_cast<unsigned long long>(range.gpa_start));
-				    return std::string(text);
-			    }() + " lies past the end of the file");
+			return error(DOCA_ERROR_INVALID_VALUE, "image is truncated: RAM range at GPA " +
+								   common::hex(range.gpa_start) +
+								   " lies past the end of the file");
 		if (i > 0 && range.gpa_start < ranges[i - 1].gpa_end)
 			return error(DOCA_ERROR_INVALID_VALUE, "RAM ranges overlap");
 	}

@@ -1,5 +1,7 @@
 #include "apsh/source/qmp.hpp"
 
+#include "common/bytes.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -110,20 +112,6 @@ private:
 	std::string buffer_;
 };
 
-bool parse_hex(std::string_view text, uint64_t &value)
-{
-	if (text.empty() || text.size() > 16)
-		return false;
-	value = 0;
-	for (char c : text) {
-		int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-		if (digit < 0)
-			return false;
-		value = value << 4 | static_cast<uint64_t>(digit);
-	}
-	return true;
-}
-
 struct MtreePiece {
 	uint64_t start, end; // end exclusive
 	uint64_t offset;
@@ -141,11 +129,12 @@ bool parse_piece(std::string_view line, MtreePiece &piece)
 	size_t space = line.find(' ');
 	if (dash == std::string_view::npos || space == std::string_view::npos || dash > space)
 		return false;
-	uint64_t last;
-	if (!parse_hex(line.substr(0, dash), piece.start) ||
-	    !parse_hex(line.substr(dash + 1, space - dash - 1), last) || last < piece.start || last == UINT64_MAX)
+	const auto start = common::parse_hex(line.substr(0, dash));
+	const auto last = common::parse_hex(line.substr(dash + 1, space - dash - 1));
+	if (!start || !last || *last < *start || *last == UINT64_MAX)
 		return false;
-	piece.end = last + 1;
+	piece.start = *start;
+	piece.end = *last + 1;
 	size_t comma = line.find(", ", space);
 	size_t close = line.find("): ", space);
 	if (comma == std::string_view::npos || close == std::string_view::npos || close < comma)
@@ -159,8 +148,10 @@ bool parse_piece(std::string_view line, MtreePiece &piece)
 	if (at != std::string_view::npos) {
 		std::string_view offset = rest.substr(at + 2);
 		offset = offset.substr(0, offset.find(' '));
-		if (!parse_hex(offset, piece.offset))
+		const auto parsed = common::parse_hex(offset);
+		if (!parsed)
 			return false;
+		piece.offset = *parsed;
 	}
 	return true;
 }

@@ -1,5 +1,7 @@
 #include "core/xproc/blob.hpp"
 
+#include "common/bytes.hpp"
+
 #include <doca_types.h>
 
 #include <cstdio>
@@ -21,16 +23,12 @@ constexpr uint32_t kAllAccess = (DOCA_ACCESS_FLAG_PCI_RELAXED_ORDERING << 1) - 1
 
 template <class T> void put(uint8_t *bytes, size_t offset, T value) noexcept
 {
-	// x86-64 and AArch64 Linux are little-endian; the static_assert keeps it honest.
-	static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__);
-	std::memcpy(bytes + offset, &value, sizeof(T));
+	common::store_le<T>(bytes + offset, value);
 }
 
 template <class T> T get(const uint8_t *bytes, size_t offset) noexcept
 {
-	T value;
-	std::memcpy(&value, bytes + offset, sizeof(T));
-	return value;
+	return common::load_le<T>(bytes + offset);
 }
 
 } // namespace

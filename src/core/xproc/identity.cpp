@@ -1,5 +1,7 @@
 #include "core/xproc/identity.hpp"
 
+#include "common/bytes.hpp"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -32,15 +34,8 @@ BootId read_boot_id() noexcept
 	size_t out = 0;
 	int high = -1;
 	for (ssize_t i = 0; i < n && out < id.size(); ++i) {
-		const char c = text[i];
-		int v;
-		if (c >= '0' && c <= '9')
-			v = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			v = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			v = c - 'A' + 10;
-		else
+		const int v = common::hex_digit(text[i]);
+		if (v < 0)
 			continue;
 		if (high < 0) {
 			high = v;

@@ -1,33 +1,21 @@
 #include "device/engine/copy_engine.hpp"
 
+#include "common/cpu.hpp"
+#include "common/env.hpp"
+
 #include <chrono>
-#include <cstdlib>
 
 namespace softdpu::device {
 
 namespace {
 
-inline void cpu_relax() noexcept
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	asm volatile("yield");
-#endif
-}
+using common::cpu_relax;
 
 // SOFTDPU_DMA_ENGINE_THREADS sets the number of engine threads (1..64, default 1: on small
 // machines one engine thread plus the application thread already fill two cores).
 size_t configured_thread_count()
 {
-	const char *value = std::getenv("SOFTDPU_DMA_ENGINE_THREADS");
-	if (value == nullptr)
-		return 1;
-	char *end = nullptr;
-	const long n = std::strtol(value, &end, 10);
-	if (end == value || *end != '\0' || n < 1 || n > 64)
-		return 1;
-	return static_cast<size_t>(n);
+	return static_cast<size_t>(common::env_unsigned("SOFTDPU_DMA_ENGINE_THREADS", 1, 64).value_or(1));
 }
 
 } // namespace
