@@ -1,8 +1,10 @@
 # App Shield on the command line (docs/apsh-cli.md), included from tools/CMakeLists.txt when
 # softdpu_apsh is built: "softdpu apsh ..." and the configuration tool softdpu-apsh-config.
-target_sources(softdpu PRIVATE ${CMAKE_CURRENT_LIST_DIR}/apsh_command.cpp)
-target_link_libraries(softdpu PRIVATE softdpu_apsh)
-target_compile_definitions(softdpu PRIVATE SOFTDPU_HAVE_APSH=1)
+if(TARGET softdpu)
+  target_sources(softdpu PRIVATE ${CMAKE_CURRENT_LIST_DIR}/apsh_command.cpp)
+  target_link_libraries(softdpu PRIVATE doca_apsh)
+  target_compile_definitions(softdpu PRIVATE SOFTDPU_HAVE_APSH=1)
+endif()
 
 # softdpu-apsh-config uses no DOCA library. Linked statically when the toolchain can, so that the
 # same binary runs inside a minimal guest (busybox initramfs) as well as on the host.
