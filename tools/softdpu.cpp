@@ -2,6 +2,7 @@
 // subcommands (commands.hpp), parses, and turns every failure into one message and exit status:
 // 0 for --help and --version (on stdout), 2 for usage errors (the reason on the first line of
 // stderr), the command's own status otherwise.
+#include "cli_errors.hpp"
 #include "commands.hpp"
 
 #include <doca_log.h>
@@ -94,36 +95,6 @@ std::string command_path(CLI::App &app, int argc, char **argv)
 	return path;
 }
 
-// CLI11's wording, made to say what went wrong first and in the project's terms.
-std::string usage_message(const CLI::ParseError &error)
-{
-	std::string what = error.what();
-	const std::string name = error.get_name();
-	if (name == "ArgumentMismatch" && what.find(" required ") != std::string::npos && what.ends_with(" missing")) {
-		// "--memory: 1 required TEXT missing"
-		return what.substr(0, what.find(':')) + " needs a value";
-	}
-	static constexpr std::string_view kExtra = "The following argument was not expected: ";
-	static constexpr std::string_view kExtras = "The following arguments were not expected: ";
-	for (std::string_view prefix : {kExtra, kExtras}) {
-		if (what.starts_with(prefix)) {
-			const std::string arg = what.substr(prefix.size());
-			return (arg.starts_with("-") ? "unknown option \"" : "unexpected argument \"") + arg + "\"";
-		}
-	}
-	if (name == "RequiredError" && what == "A subcommand is required")
-		return "missing command";
-	if (name == "RequiredError" && what.ends_with(" is required") && what.find(' ') == what.size() - 12)
-		return "missing " + what.substr(0, what.size() - 12); // "query is required"
-	return what;
-}
-
-int usage_failure(const std::string &path, const std::string &message)
-{
-	std::fprintf(stderr, "%s: %s\n(%s --help for usage)\n", path.c_str(), message.c_str(), path.c_str());
-	return 2;
-}
-
 } // namespace
 
 int main(int argc, char **argv)
@@ -143,7 +114,7 @@ int main(int argc, char **argv)
 #endif
 	// An unknown command is named as such (CLI11 would only say a subcommand is required).
 	if (argc > 1 && argv[1][0] != '-' && find_subcommand(app, argv[1]) == nullptr)
-		return usage_failure("softdpu", "unknown command \"" + std::string(argv[1]) + "\"");
+		return softdpu::cli::usage_failure("softdpu", "unknown command \"" + std::string(argv[1]) + "\"");
 	try {
 		app.parse(argc, argv);
 	} catch (const CLI::CallForHelp &e) {
@@ -155,9 +126,9 @@ int main(int argc, char **argv)
 	} catch (const CLI::ParseError &e) {
 		if (e.get_exit_code() == 0)
 			return app.exit(e);
-		return usage_failure(command_path(app, argc, argv), usage_message(e));
+		return softdpu::cli::usage_failure(command_path(app, argc, argv), softdpu::cli::usage_message(e));
 	} catch (const softdpu::cli::UsageError &e) {
-		return usage_failure(command_path(app, argc, argv), e.message);
+		return softdpu::cli::usage_failure(command_path(app, argc, argv), e.message);
 	} catch (const softdpu::cli::CommandFailed &e) {
 		softdpu::cli::print_sdk_messages("  ");
 		return e.status;
