@@ -112,6 +112,10 @@ int main(int argc, char **argv)
 #ifdef SOFTDPU_HAVE_APSH
 	softdpu::cli::add_apsh_command(app);
 #endif
+	// "softdpu help" as before: the same as --help.
+	char help_flag[] = "--help";
+	if (argc == 2 && std::string_view(argv[1]) == "help")
+		argv[1] = help_flag;
 	// An unknown command is named as such (CLI11 would only say a subcommand is required).
 	if (argc > 1 && argv[1][0] != '-' && find_subcommand(app, argv[1]) == nullptr)
 		return softdpu::cli::usage_failure("softdpu", "unknown command \"" + std::string(argv[1]) + "\"");
