@@ -5,14 +5,12 @@
 // absent, from the environment or the topology. docs/apsh-cli.md describes the options.
 #include "commands.hpp"
 
-#include "common/regular_file.hpp"
-#include "core/dev/dev.hpp"
-
 #include <doca_apsh.h>
 #include <doca_apsh_attr.h>
 #include <doca_dev.h>
 #include <doca_log.h>
 #include <softdpu/apsh.h>
+#include <softdpu/topology.h>
 
 #include <nlohmann/json.hpp>
 
@@ -22,8 +20,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 
@@ -33,9 +33,7 @@ namespace {
 
 using Json = nlohmann::ordered_json; // keys in column order
 
-constexpr const char *kUsage =
-    "usage: softdpu apsh <query> [options]\n"
-    "\n"
+constexpr const char *kQueryHelp =
     "queries:\n"
     "  ps          processes (pid, ppid, uid, gid, state, cpu time, comm)\n"
     "  threads     threads of every process\n"
@@ -49,102 +47,37 @@ constexpr const char *kUsage =
     "  attest      attestation of executable areas against a hash map (--hash-map)\n"
     "  yara        YARA scan (DOCA's built-in rules, or --rules FILE)\n"
     "\n"
-    "memory source (default: SOFTDPU_APSH_MEMORY, else the topology's representor memory):\n"
-    "  --memory KIND:PATH   KIND: qemu (a running QEMU's shared RAM file), raw, elf (dump-guest-memory),\n"
-    "                       lime, auto (detect from the file); a bare PATH means auto\n"
-    "  --qmp SOCKET         QEMU's QMP socket, asked for the RAM layout (qemu/auto only)\n"
-    "  --symbols FILE       symbol map (softdpu-apsh-config output or a Volatility 3 ISF)\n"
-    "  --regions FILE       memory regions file\n"
-    "  --kpgd FILE          kpgd file\n"
-    "  --rep PCI            the representor to bind (default: the first with a memory source)\n"
-    "  (without --symbols/--regions/--kpgd everything is derived from the memory itself)\n"
-    "\n"
-    "output and selection:\n"
-    "  --json               JSON array instead of a table\n"
-    "  --pid N              only process N (repeatable)\n"
-    "  --no-progress        no progress bar (it is shown on stderr only when stderr is a terminal)\n"
-    "  --verbose            also print the SDK's warnings and what system start found\n"
-    "\n"
-    "attest:  --hash-map FILE (softdpu-exec-hash-build-map output)\n"
-    "yara:    --rule Hello_World|Reflective_Dll_Injection|Mimikatz (repeatable; default all three)\n"
-    "         --rules FILE (user rules, beyond DOCA) [--monotonic], --heap (heap only),\n"
-    "         --window-size N, --window-step N\n";
-
-// ---------------------------------------------------------------------------------------------
-// SDK log capture: App Shield explains failures in the SDK log; we show those messages in our
-// own error lines instead of raw log records.
-
-std::vector<std::string> &sdk_messages()
-{
-	static std::vector<std::string> messages;
-	return messages;
-}
-
-char sdk_log_buffer[4096];
-
-void on_sdk_record(char *record)
-{
-	std::string_view text(record);
-	// "[time][pid][LEVEL][source][file:line][function] message": keep the level and the message.
-	std::string level;
-	if (size_t start = text.find("]["); start != std::string_view::npos) {
-		start = text.find("][", start + 2);
-		if (start != std::string_view::npos) {
-			const size_t end = text.find(']', start + 2);
-			if (end != std::string_view::npos)
-				level = std::string(text.substr(start + 2, end - start - 2));
-		}
-	}
-	if (const size_t end = text.find("] "); end != std::string_view::npos)
-		text.remove_prefix(end + 2);
-	while (!text.empty() && (text.back() == '\n' || text.back() == '\r'))
-		text.remove_suffix(1);
-	sdk_messages().push_back((level.empty() ? "" : level + ": ") + std::string(text));
-}
-
-void capture_sdk_log(doca_log_level level)
-{
-	doca_log_backend *backend = nullptr;
-	if (doca_log_backend_create_with_buffer_sdk(sdk_log_buffer, sizeof(sdk_log_buffer), on_sdk_record, &backend) ==
-	    DOCA_SUCCESS)
-		doca_log_backend_set_sdk_level(backend, level);
-}
-
-void print_sdk_messages(const char *indent)
-{
-	for (const std::string &message : sdk_messages())
-		std::fprintf(stderr, "%s%s\n", indent, message.c_str());
-	sdk_messages().clear();
-}
+    "The memory source is --memory, else SOFTDPU_APSH_MEMORY (the same syntax), else the topology's\n"
+    "representor memory. Without --symbols/--regions/--kpgd everything is derived from the memory.\n"
+    "Options go before or after the query; --opt=value and --opt value are the same. docs/apsh-cli.md.\n";
 
 // ---------------------------------------------------------------------------------------------
 // Options
 
 struct Options {
 	std::string query;
-	std::optional<std::string> memory; // "<kind>:<path>" in SOFTDPU_APSH_MEMORY's syntax
+	std::optional<std::string> memory; // as given: SOFTDPU_APSH_MEMORY's syntax
+	std::string memory_path;           // the file it names
 	std::string qmp;
 	std::string symbols, regions, kpgd, rep_pci;
+	std::vector<std::string> pid_texts;
 	std::vector<uint32_t> pids;
 	bool json = false;
+	bool no_progress = false;
 	bool progress = true;
 	bool verbose = false;
 	std::string hash_map;
+	std::vector<std::string> rule_names;
 	std::vector<doca_apsh_yara_rule> rules;
 	std::string user_rules;
 	bool monotonic = false;
 	bool heap_only = false;
+	std::optional<std::string> window_size_text, window_step_text;
 	std::optional<uint32_t> window_size, window_step;
 };
 
 const char *const kQueries[] = {"ps",      "threads", "libs",       "vads",   "modules", "envars",
 				"netscan", "params",  "injections", "attest", "yara"};
-
-[[noreturn]] void fail_usage(const std::string &message)
-{
-	std::fprintf(stderr, "softdpu apsh: %s\n(softdpu apsh --help for usage)\n", message.c_str());
-	std::exit(2);
-}
 
 template <typename Integer> Integer parse_number(std::string_view option, std::string_view text)
 {
@@ -153,33 +86,6 @@ template <typename Integer> Integer parse_number(std::string_view option, std::s
 	if (ec != std::errc() || end != text.data() + text.size() || text.empty())
 		fail_usage(std::string(option) + ": expected a non-negative number, got \"" + std::string(text) + "\"");
 	return value;
-}
-
-// "qemu:/dev/shm/x" -> "qemu_shared_ram:/dev/shm/x"; a bare path -> "auto:PATH".
-std::string memory_spec(std::string_view text)
-{
-	static const std::pair<std::string_view, std::string_view> kinds[] = {{"qemu", "qemu_shared_ram"},
-									      {"qemu_shared_ram", "qemu_shared_ram"},
-									      {"raw", "raw"},
-									      {"elf", "elf_core"},
-									      {"elf_core", "elf_core"},
-									      {"lime", "lime"},
-									      {"auto", "auto"}};
-	const size_t colon = text.find(':');
-	if (colon != std::string_view::npos) {
-		for (const auto &[alias, kind] : kinds)
-			if (text.substr(0, colon) == alias) {
-				if (colon + 1 == text.size())
-					fail_usage("--memory: empty path after \"" + std::string(alias) + ":\"");
-				return std::string(kind) + ":" + std::string(text.substr(colon + 1));
-			}
-		if (text.substr(0, colon).find('/') == std::string_view::npos)
-			fail_usage("--memory: unknown kind \"" + std::string(text.substr(0, colon)) +
-				   "\" (expected qemu, raw, elf, lime or auto)");
-	}
-	if (text.empty())
-		fail_usage("--memory: empty path");
-	return "auto:" + std::string(text);
 }
 
 std::optional<doca_apsh_yara_rule> builtin_rule(std::string_view name)
@@ -193,75 +99,96 @@ std::optional<doca_apsh_yara_rule> builtin_rule(std::string_view name)
 	return std::nullopt;
 }
 
-Options parse_options(Arguments args)
+// Declares the options on the subcommand; CLI11 fills `options` while parsing.
+void declare_options(CLI::App &apsh, Options &options)
 {
-	Options options;
-	if (args.empty())
-		fail_usage("missing query");
-	if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		std::fputs(kUsage, stdout);
-		std::exit(0);
-	}
-	options.query = std::string(args[0]);
+	apsh.add_option("query", options.query, "what to list (see queries below)")->required();
+	const char *source = "Memory source";
+	apsh.add_option("--memory", options.memory,
+			"KIND:PATH, KIND qemu (a running QEMU's shared RAM file), raw, elf (dump-guest-memory), "
+			"lime or auto (detect); a bare PATH means auto")
+	    ->group(source);
+	apsh.add_option("--qmp", options.qmp, "QEMU's QMP socket, asked for the RAM layout (qemu/auto only)")
+	    ->group(source);
+	apsh.add_option("--symbols", options.symbols, "symbol map (softdpu-apsh-config output or a Volatility 3 ISF)")
+	    ->group(source);
+	apsh.add_option("--regions", options.regions, "memory regions file")->group(source);
+	apsh.add_option("--kpgd", options.kpgd, "kpgd file")->group(source);
+	apsh.add_option("--rep", options.rep_pci,
+			"PCI address of the representor to bind, with or without the domain (0000:03:00.0 or "
+			"03:00.0; default: the first with a memory source)")
+	    ->group(source);
+	const char *output = "Output and selection";
+	apsh.add_flag("--json", options.json, "JSON array instead of a table")->group(output);
+	apsh.add_option("--pid", options.pid_texts, "only process N (repeatable)")
+	    ->type_name("N")
+	    ->allow_extra_args(false)
+	    ->group(output);
+	apsh.add_flag("--no-progress", options.no_progress,
+		      "no progress bar (it is shown on stderr only when stderr is a terminal)")
+	    ->group(output);
+	apsh.add_flag("--verbose", options.verbose, "also print the SDK's warnings and what system start found")
+	    ->group(output);
+	const char *query = "Query options";
+	apsh.add_option("--hash-map", options.hash_map, "attest: the hash map (softdpu-exec-hash-build-map output)")
+	    ->group(query);
+	apsh.add_option("--rule", options.rule_names,
+			"yara: Hello_World, Reflective_Dll_Injection or Mimikatz (repeatable; default all three)")
+	    ->allow_extra_args(false)
+	    ->group(query);
+	apsh.add_option("--rules", options.user_rules, "yara: a file of user rules (beyond DOCA)")->group(query);
+	apsh.add_flag("--monotonic", options.monotonic, "yara: the user rules only grow true with more bytes")
+	    ->group(query);
+	apsh.add_flag("--heap", options.heap_only, "yara: scan the heap only")->group(query);
+	apsh.add_option("--window-size", options.window_size_text, "yara: scan window size in bytes")
+	    ->type_name("N")
+	    ->group(query);
+	apsh.add_option("--window-step", options.window_step_text, "yara: scan window step in bytes")
+	    ->type_name("N")
+	    ->group(query);
+}
+
+// Checks what CLI11 cannot: values, and which options go together. Usage errors throw.
+void validate(Options &options)
+{
 	if (std::find(std::begin(kQueries), std::end(kQueries), options.query) == std::end(kQueries))
 		fail_usage("unknown query \"" + options.query + "\"");
-	for (size_t i = 1; i < args.size(); ++i) {
-		const std::string_view option = args[i];
-		auto value = [&]() -> std::string_view {
-			if (i + 1 >= args.size())
-				fail_usage(std::string(option) + " needs a value");
-			return args[++i];
-		};
-		if (option == "--json")
-			options.json = true;
-		else if (option == "--no-progress")
-			options.progress = false;
-		else if (option == "--verbose")
-			options.verbose = true;
-		else if (option == "--monotonic")
-			options.monotonic = true;
-		else if (option == "--heap")
-			options.heap_only = true;
-		else if (option == "--memory")
-			options.memory = memory_spec(value());
-		else if (option == "--qmp")
-			options.qmp = value();
-		else if (option == "--symbols")
-			options.symbols = value();
-		else if (option == "--regions")
-			options.regions = value();
-		else if (option == "--kpgd")
-			options.kpgd = value();
-		else if (option == "--rep")
-			options.rep_pci = value();
-		else if (option == "--pid")
-			options.pids.push_back(parse_number<uint32_t>(option, value()));
-		else if (option == "--hash-map")
-			options.hash_map = value();
-		else if (option == "--rules")
-			options.user_rules = value();
-		else if (option == "--window-size")
-			options.window_size = parse_number<uint32_t>(option, value());
-		else if (option == "--window-step")
-			options.window_step = parse_number<uint32_t>(option, value());
-		else if (option == "--rule") {
-			const std::string_view name = value();
-			auto rule = builtin_rule(name);
-			if (!rule)
-				fail_usage("--rule: unknown rule \"" + std::string(name) +
-					   "\" (Hello_World, Reflective_Dll_Injection, Mimikatz)");
-			options.rules.push_back(*rule);
-		} else if (option == "-h" || option == "--help") {
-			std::fputs(kUsage, stdout);
-			std::exit(0);
-		} else
-			fail_usage("unknown option \"" + std::string(option) + "\"");
+	options.progress = !options.no_progress;
+	for (const std::string &text : options.pid_texts)
+		options.pids.push_back(parse_number<uint32_t>("--pid", text));
+	if (options.window_size_text)
+		options.window_size = parse_number<uint32_t>("--window-size", *options.window_size_text);
+	if (options.window_step_text)
+		options.window_step = parse_number<uint32_t>("--window-step", *options.window_step_text);
+	for (const std::string &name : options.rule_names) {
+		auto rule = builtin_rule(name);
+		if (!rule)
+			fail_usage("--rule: unknown rule \"" + name +
+				   "\" (Hello_World, Reflective_Dll_Injection, Mimikatz)");
+		options.rules.push_back(*rule);
 	}
-	if (!options.qmp.empty()) {
-		if (!options.memory)
-			fail_usage("--qmp goes with --memory qemu:PATH");
-		if (!options.memory->starts_with("qemu_shared_ram:") && !options.memory->starts_with("auto:"))
-			fail_usage("--qmp only goes with a qemu (or auto) memory source");
+	if (!options.qmp.empty() && !options.memory)
+		fail_usage("--qmp goes with --memory qemu:PATH");
+	if (options.memory) {
+		// One parser for --memory, SOFTDPU_APSH_MEMORY and the topology (softdpu/topology.h).
+		char path[4096] = {};
+		char error[512] = {};
+		if (softdpu_memory_source_check(options.memory->c_str(), path, sizeof(path), error, sizeof(error)) !=
+		    DOCA_SUCCESS)
+			fail_usage(std::string("--memory: ") + error);
+		options.memory_path = path;
+		if (!options.qmp.empty()) {
+			*options.memory += ",qmp=" + options.qmp;
+			if (softdpu_memory_source_check(options.memory->c_str(), nullptr, 0, error, sizeof(error)) !=
+			    DOCA_SUCCESS)
+				fail_usage(std::string("--qmp: ") + error);
+		}
+	}
+	if (const char *environment = std::getenv("SOFTDPU_APSH_MEMORY");
+	    !options.memory && environment != nullptr && *environment != '\0') {
+		char error[512] = {};
+		if (softdpu_memory_source_check(environment, nullptr, 0, error, sizeof(error)) != DOCA_SUCCESS)
+			fail_usage(std::string("SOFTDPU_APSH_MEMORY: ") + error);
 	}
 	if (options.query == "attest" && options.hash_map.empty())
 		fail_usage("attest needs --hash-map FILE (written by softdpu-exec-hash-build-map)");
@@ -275,24 +202,33 @@ Options parse_options(Arguments args)
 		fail_usage("--rule and --rules cannot be combined");
 	if (options.query == "modules" && !options.pids.empty())
 		fail_usage("--pid does not apply to modules");
-	return options;
 }
 
 // A file the user named must be readable before the SDK sees it, so the error names the option.
-// Only regular files (and block devices for the memory image) are opened: a FIFO would block.
-bool check_readable(const char *option, const std::string &path,
-		    softdpu::common::FileKinds kinds = softdpu::common::FileKinds::regular)
+// Only regular files (and block devices for the memory image) are accepted: a FIFO would block.
+// The SDK opens the file itself (without waiting on a FIFO either); this only words the error.
+bool check_readable(const char *option, const std::string &path, bool block_device_ok = false)
 {
 	if (path.empty())
 		return true;
-	softdpu::common::OpenedFile file;
-	std::string error;
-	if (!softdpu::common::open_data_file(path, kinds, file, error)) {
-		std::fprintf(stderr, "softdpu apsh: %s %s: %s\n", option, path.c_str(),
-			     file.error_number != 0 ? std::strerror(file.error_number) : error.c_str());
-		return false;
-	}
-	return true;
+	struct stat info {};
+	std::string why;
+	if (::stat(path.c_str(), &info) != 0 || ::access(path.c_str(), R_OK) != 0)
+		why = std::strerror(errno);
+	else if (S_ISDIR(info.st_mode))
+		why = "is a directory";
+	else if (!S_ISREG(info.st_mode) && !(block_device_ok && S_ISBLK(info.st_mode)))
+		why = std::string(block_device_ok ? "not a regular file or block device (" : "not a regular file (") +
+		      (S_ISFIFO(info.st_mode)   ? "a FIFO"
+		       : S_ISCHR(info.st_mode)  ? "a character device"
+		       : S_ISBLK(info.st_mode)  ? "a block device"
+		       : S_ISSOCK(info.st_mode) ? "a socket"
+						: "of an unusual type") +
+		      ")";
+	if (why.empty())
+		return true;
+	std::fprintf(stderr, "softdpu apsh: %s %s: %s\n", option, path.c_str(), why.c_str());
+	return false;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -496,12 +432,27 @@ int open_devices(const Options &options, Session &session)
 	doca_devinfo_rep *chosen = nullptr;
 	for (uint32_t i = 0; i < session.rep_count && chosen == nullptr; ++i) {
 		if (!options.rep_pci.empty()) {
-			char pci[DOCA_DEVINFO_REP_PCI_ADDR_SIZE] = {};
-			if (doca_devinfo_rep_get_pci_addr_str(session.reps[i], pci) == DOCA_SUCCESS &&
-			    options.rep_pci == pci)
+			// With or without the domain: doca_devinfo_rep_is_equal_pci_addr takes both.
+			uint8_t equal = 0;
+			const doca_error_t compared =
+			    doca_devinfo_rep_is_equal_pci_addr(session.reps[i], options.rep_pci.c_str(), &equal);
+			if (compared == DOCA_ERROR_INVALID_VALUE) {
+				sdk_messages().clear(); // the SDK's record of the same
+				fail_usage("--rep: malformed PCI address \"" + options.rep_pci +
+					   "\" (expected 0000:03:00.0 or 03:00.0)");
+			}
+			if (compared == DOCA_SUCCESS && equal)
 				chosen = session.reps[i];
-		} else if (source_from_environment || session.reps[i]->representor().memory)
+		} else if (source_from_environment) {
 			chosen = session.reps[i];
+		} else {
+			char memory[2] = {};
+			// INVALID_VALUE (too small for the value) means the topology names a source.
+			if (softdpu_devinfo_rep_get_str(session.reps[i], SOFTDPU_DEVINFO_REP_MEMORY, memory,
+							sizeof(memory)) != DOCA_SUCCESS ||
+			    memory[0] != '\0')
+				chosen = session.reps[i];
+		}
 	}
 	if (chosen == nullptr) {
 		if (!options.rep_pci.empty())
@@ -928,26 +879,20 @@ int run_query(const Options &options, Session &session)
 	return loop.errors > 0 ? 1 : 0;
 }
 
-} // namespace
-
-int apsh_command(Arguments args)
+int run_apsh(Options &options)
 {
-	const Options options = parse_options(args);
+	validate(options);
 	if (options.memory) {
-		std::string spec = *options.memory;
-		const std::string path = spec.substr(spec.find(':') + 1);
-		if (!check_readable("--memory", path, softdpu::common::FileKinds::regular_or_block_device))
+		if (!check_readable("--memory", options.memory_path, true))
 			return 1;
-		if (!options.qmp.empty())
-			spec += ",qmp=" + options.qmp;
-		::setenv("SOFTDPU_APSH_MEMORY", spec.c_str(), 1);
+		::setenv("SOFTDPU_APSH_MEMORY", options.memory->c_str(), 1);
 	}
 	if (!check_readable("--symbols", options.symbols) || !check_readable("--regions", options.regions) ||
 	    !check_readable("--kpgd", options.kpgd) || !check_readable("--hash-map", options.hash_map) ||
 	    !check_readable("--rules", options.user_rules))
 		return 1;
 	// --verbose: also what system start found (kernel, paging, KASLR slide, kpgd, how).
-	capture_sdk_log(options.verbose ? DOCA_LOG_LEVEL_INFO : DOCA_LOG_LEVEL_WARNING);
+	set_sdk_log_level(options.verbose ? DOCA_LOG_LEVEL_INFO : DOCA_LOG_LEVEL_WARNING);
 	Session session;
 	if (int status = open_devices(options, session); status != 0)
 		return status;
@@ -971,6 +916,21 @@ int apsh_command(Arguments args)
 		}
 	}
 	return run_query(options, session);
+}
+
+} // namespace
+
+void add_apsh_command(CLI::App &app)
+{
+	CLI::App *apsh =
+	    app.add_subcommand("apsh", "ps | threads | libs | vads | modules | netscan | ...: App Shield on a guest");
+	auto options = std::make_shared<Options>();
+	declare_options(*apsh, *options);
+	apsh->footer(kQueryHelp);
+	apsh->callback([options] {
+		if (int status = run_apsh(*options); status != 0)
+			throw CommandFailed{status};
+	});
 }
 
 } // namespace softdpu::cli

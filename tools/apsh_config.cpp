@@ -3,6 +3,8 @@
 // kernel package (--deb, --vmlinuz, --vmlinux). Everything it writes is optional for softdpu,
 // which derives the same facts from memory; the files are hints, and what DOCA's flow expects.
 // Self-contained (no DOCA library) so that it can be linked statically and copied into a guest.
+#include "cli_errors.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include "common/regular_file.hpp"
@@ -33,9 +35,10 @@ namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json; // keys in the documented order
 
 constexpr const char *kUsage =
-    "usage: softdpu-apsh-config --live [--root DIR] [-o DIR] [--all-symbols]\n"
-    "       softdpu-apsh-config --deb PKG.deb [-o DIR] [--all-symbols]\n"
-    "       softdpu-apsh-config --vmlinuz FILE | --vmlinux FILE [--system-map FILE] [-o DIR] [--all-symbols]\n"
+    "Modes:\n"
+    "  softdpu-apsh-config --live [--root DIR] [-o DIR] [--all-symbols]\n"
+    "  softdpu-apsh-config --deb PKG.deb [-o DIR] [--all-symbols]\n"
+    "  softdpu-apsh-config --vmlinuz FILE | --vmlinux FILE [--system-map FILE] [-o DIR] [--all-symbols]\n"
     "\n"
     "Writes App Shield's configuration files into DIR (default: the current directory):\n"
     "  symbols.json      symbol map (format softdpu-symbol-map) -> doca_apsh_sys_os_symbol_map_set\n"
@@ -794,62 +797,58 @@ void run_offline(const Options &options, Output &out)
 			      "address exist only in a running guest (--live, or App Shield's zero-config)");
 }
 
-Options parse_options(int argc, char **argv)
+// Parses with CLI11 (cli_errors.hpp); returns an exit status when the program is to stop now
+// (--help, --version: 0; a usage error: 2).
+std::optional<int> parse_options(int argc, char **argv, Options &options)
 {
-	Options options;
+	CLI::App app{"Writes App Shield's configuration files for a Linux guest.", "softdpu-apsh-config"};
+	app.set_version_flag("--version", "softdpu-apsh-config " SOFTDPU_VERSION);
+	app.footer(kUsage);
+	std::string deb, vmlinuz, vmlinux, root, output;
+	bool live = false;
+	app.add_flag("--live", live, "run inside the guest, as root");
+	app.add_option("--deb", deb, "a linux-image-*.deb")->type_name("PKG");
+	app.add_option("--vmlinuz", vmlinuz, "a bzImage")->type_name("FILE");
+	app.add_option("--vmlinux", vmlinux, "an uncompressed kernel ELF")->type_name("FILE");
+	app.add_option("--root", root, "--live: read the guest's files under DIR")->type_name("DIR");
+	app.add_option("--system-map", options.system_map, "offline modes: link-time symbols (System.map)")
+	    ->type_name("FILE");
+	app.add_flag("--all-symbols", options.all_symbols, "write every symbol");
+	app.add_option("-o,--output", output, "where to write the files (default: the current directory)")
+	    ->type_name("DIR");
+	if (int status = softdpu::cli::parse_command_line(app, argc, argv); status >= 0)
+		return status;
 	auto usage_error = [](const std::string &message) {
-		std::fprintf(stderr, "softdpu-apsh-config: %s\n(--help for usage)\n", message.c_str());
-		std::exit(2);
+		return std::optional<int>(softdpu::cli::usage_failure("softdpu-apsh-config", message));
 	};
-	auto set_mode = [&](Options::Mode mode, std::string input) {
-		if (options.mode != Options::Mode::none)
-			usage_error("give exactly one of --live, --deb, --vmlinuz, --vmlinux");
-		options.mode = mode;
-		options.input = std::move(input);
-	};
-	for (int i = 1; i < argc; ++i) {
-		const std::string_view arg = argv[i];
-		auto value = [&]() -> std::string {
-			if (i + 1 >= argc)
-				usage_error(std::string(arg) + " needs a value");
-			return argv[++i];
-		};
-		if (arg == "-h" || arg == "--help") {
-			std::fputs(kUsage, stdout);
-			std::exit(0);
-		} else if (arg == "--live")
-			set_mode(Options::Mode::live, "");
-		else if (arg == "--deb")
-			set_mode(Options::Mode::deb, value());
-		else if (arg == "--vmlinuz")
-			set_mode(Options::Mode::vmlinuz, value());
-		else if (arg == "--vmlinux")
-			set_mode(Options::Mode::vmlinux, value());
-		else if (arg == "--root")
-			options.root = value();
-		else if (arg == "--system-map")
-			options.system_map = value();
-		else if (arg == "--all-symbols")
-			options.all_symbols = true;
-		else if (arg == "-o" || arg == "--output")
-			options.out = value();
-		else
-			usage_error("unknown argument \"" + std::string(arg) + "\"");
-	}
-	if (options.mode == Options::Mode::none)
-		usage_error("give one of --live, --deb, --vmlinuz, --vmlinux");
-	if (options.mode != Options::Mode::live && options.root != "/")
-		usage_error("--root only goes with --live");
+	const int modes = int(live) + int(!deb.empty()) + int(!vmlinuz.empty()) + int(!vmlinux.empty());
+	if (modes == 0)
+		return usage_error("give one of --live, --deb, --vmlinuz, --vmlinux");
+	if (modes > 1)
+		return usage_error("give exactly one of --live, --deb, --vmlinuz, --vmlinux");
+	options.mode = live               ? Options::Mode::live
+		       : !deb.empty()     ? Options::Mode::deb
+		       : !vmlinuz.empty() ? Options::Mode::vmlinuz
+					  : Options::Mode::vmlinux;
+	options.input = live ? "" : !deb.empty() ? deb : !vmlinuz.empty() ? vmlinuz : vmlinux;
+	if (!root.empty())
+		options.root = root;
+	if (!output.empty())
+		options.out = output;
+	if (options.mode != Options::Mode::live && !root.empty())
+		return usage_error("--root only goes with --live");
 	if (options.mode == Options::Mode::live && !options.system_map.empty())
-		usage_error("--system-map only goes with the offline modes");
-	return options;
+		return usage_error("--system-map only goes with the offline modes");
+	return std::nullopt;
 }
 
 } // namespace
 
 int main(int argc, char **argv)
 {
-	const Options options = parse_options(argc, argv);
+	Options options;
+	if (std::optional<int> status = parse_options(argc, argv, options))
+		return *status;
 	Output out;
 	out.dir = options.out;
 	try {

@@ -7,6 +7,8 @@
 // are recorded as the guest sees them: DIR is stripped (--root /mnt/guest: /mnt/guest/bin/sh
 // is recorded as /bin/sh). ELF files contribute their executable segments; other files every
 // page (e.g. a dump of a process's [vdso]).
+#include "cli_errors.hpp"
+
 #include "apsh/api/config_files.hpp"
 #include "apsh/api/exec_hash.hpp"
 
@@ -22,14 +24,6 @@ namespace fs = std::filesystem;
 using namespace softdpu::apsh::api;
 
 namespace {
-
-int usage(FILE *out)
-{
-	std::fprintf(out, "usage: softdpu-exec-hash-build-map [-o MAP] [--root DIR] PATH...\n"
-			  "Hashes (SHA-256, per 4 KiB page) the executable segments of ELF files, and every page\n"
-			  "of other files, into a hash map for doca_apsh_attestation_get (default MAP: stdout).\n");
-	return out == stdout ? 0 : 2;
-}
 
 bool add_file(const fs::path &path, const std::string &root, ExecHashMap &map)
 {
@@ -65,25 +59,23 @@ int main(int argc, char **argv)
 	std::string output;
 	std::string root;
 	std::vector<std::string> inputs;
-	for (int i = 1; i < argc; ++i) {
-		const std::string arg = argv[i];
-		if (arg == "-h" || arg == "--help")
-			return usage(stdout);
-		if ((arg == "-o" || arg == "--output") && i + 1 < argc) {
-			output = argv[++i];
-		} else if (arg == "--root" && i + 1 < argc) {
-			root = fs::path(argv[++i]).lexically_normal().string();
-			while (root.size() > 1 && root.back() == '/')
-				root.pop_back();
-		} else if (!arg.empty() && arg[0] == '-') {
-			std::fprintf(stderr, "softdpu-exec-hash-build-map: unknown option %s\n", arg.c_str());
-			return usage(stderr);
-		} else {
-			inputs.push_back(arg);
-		}
+	CLI::App app{"Hashes (SHA-256, per 4 KiB page) the executable segments of ELF files, and every page of other "
+		     "files, into a hash map for doca_apsh_attestation_get (default MAP: stdout).",
+		     "softdpu-exec-hash-build-map"};
+	app.set_version_flag("--version", "softdpu-exec-hash-build-map " SOFTDPU_VERSION);
+	app.add_option("-o,--output", output, "write the map to MAP instead of stdout")->type_name("MAP");
+	app.add_option("--root", root, "record paths as the guest sees them: DIR is stripped (by path components)")
+	    ->type_name("DIR");
+	app.add_option("path", inputs, "files, or directories searched recursively for regular files")
+	    ->required()
+	    ->type_name("PATH");
+	if (int status = softdpu::cli::parse_command_line(app, argc, argv); status >= 0)
+		return status;
+	if (!root.empty()) {
+		root = fs::path(root).lexically_normal().string();
+		while (root.size() > 1 && root.back() == '/')
+			root.pop_back();
 	}
-	if (inputs.empty())
-		return usage(stderr);
 	ExecHashMap map;
 	for (const std::string &input : inputs) {
 		std::error_code error;

@@ -1,8 +1,10 @@
 // softdpu memif gen|sink|responder: the memif example applications of samples/memif on the
-// command line. Each application parses its own options; argv[0] becomes "softdpu memif <name>".
+// command line. Each application parses its own options (getopt; --help is its own);
+// argv[0] becomes "softdpu memif <name>".
 #include "commands.hpp"
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,9 +18,9 @@ namespace {
 
 #if SOFTDPU_HAVE_MEMIF
 struct MemifApplication {
-	std::string_view name;
+	const char *name;
 	int (*main)(int, char **);
-	std::string_view summary;
+	const char *summary;
 };
 
 constexpr MemifApplication kApplications[] = {
@@ -27,48 +29,45 @@ constexpr MemifApplication kApplications[] = {
     {"responder", memif_app_responder_main, "answer ARP requests and ping for an IPv4 address"},
 };
 
-void print_memif_usage(std::FILE *out)
+int run_application(const MemifApplication &application, const std::vector<std::string> &args)
 {
-	std::fprintf(out, "usage: softdpu memif <application> [options]   (softdpu memif <application> --help)\n\n"
-			  "applications:\n");
-	for (const MemifApplication &application : kApplications)
-		std::fprintf(out, "  %-10.*s %.*s\n", static_cast<int>(application.name.size()),
-			     application.name.data(), static_cast<int>(application.summary.size()),
-			     application.summary.data());
+	// getopt wants mutable, NUL-terminated strings.
+	std::vector<std::string> storage;
+	storage.emplace_back("softdpu memif " + std::string(application.name));
+	storage.insert(storage.end(), args.begin(), args.end());
+	std::vector<char *> argv;
+	for (std::string &arg : storage)
+		argv.push_back(arg.data());
+	argv.push_back(nullptr);
+	return application.main(static_cast<int>(storage.size()), argv.data());
 }
 #endif
 
 } // namespace
 
-int memif_command(Arguments args)
+void add_memif_command(CLI::App &app)
 {
+	CLI::App *memif =
+	    app.add_subcommand("memif", "gen | sink | responder: memif packet generator, sink, ARP/ping responder");
 #if SOFTDPU_HAVE_MEMIF
-	if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-		print_memif_usage(args.empty() ? stderr : stdout);
-		return args.empty() ? 2 : 0;
-	}
+	memif->require_subcommand(1);
+	memif->footer("Each application has its own options: softdpu memif <application> --help.");
 	for (const MemifApplication &application : kApplications) {
-		if (application.name != args[0])
-			continue;
-		// getopt wants mutable, NUL-terminated strings.
-		std::vector<std::string> storage;
-		storage.emplace_back("softdpu memif " + std::string(application.name));
-		for (std::string_view arg : args.subspan(1))
-			storage.emplace_back(arg);
-		std::vector<char *> argv;
-		for (std::string &arg : storage)
-			argv.push_back(arg.data());
-		argv.push_back(nullptr);
-		return application.main(static_cast<int>(storage.size()), argv.data());
+		CLI::App *sub = memif->add_subcommand(application.name, application.summary);
+		// Everything after the application's name is its own (its --help included).
+		sub->prefix_command();
+		sub->set_help_flag();
+		sub->callback([sub, &application] {
+			if (int status = run_application(application, sub->remaining()); status != 0)
+				throw CommandFailed{status};
+		});
 	}
-	std::fprintf(stderr, "softdpu memif: unknown application '%.*s'\n\n", static_cast<int>(args[0].size()),
-		     args[0].data());
-	print_memif_usage(stderr);
-	return 2;
 #else
-	(void)args;
-	std::fprintf(stderr, "softdpu memif: this build has no libmemif\n");
-	return 1;
+	memif->allow_extras();
+	memif->callback([] {
+		std::fprintf(stderr, "softdpu memif: this build has no libmemif\n");
+		throw CommandFailed{1};
+	});
 #endif
 }
 

@@ -1,46 +1,52 @@
 // softdpu topology check FILE | softdpu topology default
 #include "commands.hpp"
 
-#include "device/topology.hpp"
+#include <softdpu/topology.h>
 
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <string>
 
 namespace softdpu::cli {
 
 namespace {
 
-int usage()
+int check(const std::string &path)
 {
-	std::fprintf(stderr, "usage: softdpu topology check FILE   validate a topology file (docs/topology.md)\n"
-			     "       softdpu topology default      print the built-in topology as JSON\n");
-	return 2;
+	softdpu_topology_counts counts{};
+	char error[1024] = {};
+	const doca_error_t status = softdpu_topology_check_file(path.c_str(), &counts, error, sizeof(error));
+	if (status != DOCA_SUCCESS) {
+		std::fprintf(stderr, "softdpu topology: invalid topology: %s\n", error);
+		return 1;
+	}
+	std::printf("%s: valid topology: %u host function(s), %u DPU function(s), %u representor(s)\n", path.c_str(),
+		    counts.host_functions, counts.dpu_functions, counts.representors);
+	return 0;
 }
 
 } // namespace
 
-int topology_command(Arguments args)
+void add_topology_command(CLI::App &app)
 {
-	if (args.size() == 1 && args[0] == "default") {
-		std::string_view text = device::Topology::builtin_default_text();
-		std::fwrite(text.data(), 1, text.size(), stdout);
-		return 0;
-	}
-	if (args.size() != 2 || args[0] != "check")
-		return usage();
-	const std::string path(args[1]);
-	// The side only selects which functions are local; validation is the same for both.
-	device::Topology::ParseResult result = device::Topology::load_file(path, device::Side::dpu);
-	if (!result.topology) {
-		std::fprintf(stderr, "softdpu: invalid topology: %s\n", result.error.c_str());
-		return 1;
-	}
-	size_t host = 0, dpu = 0;
-	for (const auto &function : result.topology->all_functions())
-		++(function->side == device::Side::host ? host : dpu);
-	std::printf("%s: valid topology: %zu host function(s), %zu DPU function(s), %zu representor(s)\n", path.c_str(),
-		    host, dpu, result.topology->representors().size());
-	return 0;
+	CLI::App *topology = app.add_subcommand("topology", "check FILE | default: validate or print topology files");
+	topology->require_subcommand(1);
+	topology->footer("Topology files: docs/topology.md.");
+
+	auto path = std::make_shared<std::string>();
+	CLI::App *check_command = topology->add_subcommand("check", "validate a topology file");
+	check_command->add_option("file", *path, "the topology file (JSON)")->required();
+	check_command->callback([path] {
+		if (int status = check(*path); status != 0)
+			throw CommandFailed{status};
+	});
+
+	CLI::App *default_command = topology->add_subcommand("default", "print the built-in topology as JSON");
+	default_command->callback([] {
+		const char *text = softdpu_topology_get_default_text();
+		std::fwrite(text, 1, std::strlen(text), stdout);
+	});
 }
 
 } // namespace softdpu::cli

@@ -300,16 +300,13 @@ uint16_t doca_log_get_bucket_time(void)
 	return static_cast<uint16_t>(Logger::instance().rate_limiter().window_ns() / 1'000'000'000u);
 }
 
-} // extern "C"
-
-namespace softdpu::log {
-
-bool sdk_enabled(uint32_t level) noexcept
+// The SDK's own diagnostics (common/sdk_log.hpp).
+bool priv_doca_sdk_log_enabled(uint32_t level) noexcept
 {
 	return Logger::instance().sdk_enabled(level);
 }
 
-void sdk_message(uint32_t level, const char *file, int line, const char *func, const char *format, ...) noexcept
+void priv_doca_sdk_log(uint32_t level, const char *file, int line, const char *func, const char *format, ...) noexcept
 {
 	if (!is_valid_level(level) || format == nullptr)
 		return;
@@ -319,4 +316,4 @@ void sdk_message(uint32_t level, const char *file, int line, const char *func, c
 	va_end(args);
 }
 
-} // namespace softdpu::log
+} // extern "C"

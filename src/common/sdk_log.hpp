@@ -9,19 +9,26 @@ namespace softdpu::log {
 // Numeric DOCA log levels (doca_log.h: enum doca_log_level).
 enum Level : uint32_t { kCrit = 20, kError = 30, kWarning = 40, kInfo = 50, kDebug = 60, kTrace = 70 };
 
-// True when some SDK backend would show a message of this level; keeps the fast path free of
-// formatting work.
-bool sdk_enabled(uint32_t level) noexcept;
-
-void sdk_message(uint32_t level, const char *file, int line, const char *func, const char *format, ...) noexcept
-	__attribute__((format(printf, 5, 6)));
-
 } // namespace softdpu::log
 
-#define SOFTDPU_SDK_LOG(level, ...)                                                                \
-	do {                                                                                       \
-		if (softdpu::log::sdk_enabled(level))                                              \
-			softdpu::log::sdk_message(level, __FILE__, __LINE__, __func__, __VA_ARGS__);       \
+// Defined in libdoca_common and called from the other libraries too, so they have C names: the
+// shared libraries export no C++ symbols (cmake/exports.map). "priv_" as DOCA names its own
+// library-internal entry points; applications must not call them.
+extern "C" {
+
+// True when some SDK backend would show a message of this level; keeps the fast path free of
+// formatting work.
+bool priv_doca_sdk_log_enabled(uint32_t level) noexcept;
+
+void priv_doca_sdk_log(uint32_t level, const char *file, int line, const char *func, const char *format, ...) noexcept
+    __attribute__((format(printf, 5, 6)));
+
+} // extern "C"
+
+#define SOFTDPU_SDK_LOG(level, ...)                                                                                    \
+	do {                                                                                                           \
+		if (priv_doca_sdk_log_enabled(level))                                                                  \
+			priv_doca_sdk_log(level, __FILE__, __LINE__, __func__, __VA_ARGS__);                           \
 	} while (0)
 #define SDK_LOG_CRIT(...) SOFTDPU_SDK_LOG(softdpu::log::kCrit, __VA_ARGS__)
 #define SDK_LOG_ERR(...) SOFTDPU_SDK_LOG(softdpu::log::kError, __VA_ARGS__)

@@ -3,6 +3,7 @@
 // (SOFTDPU_TOPOLOGY or the built-in default, see docs/topology.md) is loaded once per process.
 #pragma once
 
+#include "device/memory_source.hpp"
 #include "device/pci_address.hpp"
 
 #include <array>
@@ -25,26 +26,6 @@ enum class LinkLayer : uint8_t { ethernet, infiniband };
 const char *to_string(Side side) noexcept;
 const char *to_string(FuncType type) noexcept;
 const char *to_string(LinkLayer layer) noexcept;
-
-// Where App Shield reads the physical memory of the system behind a representor (docs/apsh.md).
-enum class MemoryKind : uint8_t { automatic, qemu_shared_ram, raw, elf_core, lime };
-
-const char *to_string(MemoryKind kind) noexcept;
-// "auto", "qemu_shared_ram", "raw", "elf_core", "lime"; nullopt for anything else.
-std::optional<MemoryKind> memory_kind_from_string(std::string_view text) noexcept;
-
-struct MemorySource {
-	MemoryKind kind = MemoryKind::automatic;
-	std::string path;       // the RAM file or image
-	std::string qmp_socket; // optional, qemu_shared_ram only: QEMU's QMP socket (RAM layout)
-
-	friend bool operator==(const MemorySource &, const MemorySource &) = default;
-};
-
-// SOFTDPU_APSH_MEMORY="<kind>:<path>[,qmp=<socket>]": a memory source for every representor,
-// overriding the topology's. nullopt when unset or empty; error set when the value is malformed.
-std::optional<MemorySource> memory_source_from_environment(std::string &error);
-std::optional<MemorySource> parse_memory_source_spec(std::string_view text, std::string &error);
 
 // What a local device can do. Defaults depend on side and function type (see default_capabilities);
 // a topology file may override each field. mmap_max_devices is per device here although DOCA

@@ -352,7 +352,7 @@ private:
 		if (!parsed)
 			fail(reader.member_path("kind"),
 			     "unknown memory kind " + shown(kind) +
-				 " (expected auto, qemu_shared_ram, raw, elf_core or lime)");
+				 " (expected qemu, raw, elf, lime or auto; or qemu_shared_ram, elf_core)");
 		source.kind = *parsed;
 		source.path = *reader.string("path", true);
 		check_file_path(reader.member_path("path"), source.path);

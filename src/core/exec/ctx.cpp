@@ -9,7 +9,34 @@
 
 using softdpu::device::CopyEngine;
 
-doca_ctx::~doca_ctx()
+extern "C" {
+doca_error_t priv_doca_ctx_alloc_task(doca_ctx *ctx, softdpu::exec::TaskPoolBase *pool, doca_task **task) noexcept
+{
+	return ctx->alloc_task_impl(*pool, task);
+}
+void priv_doca_ctx_hand_to_engine(doca_ctx *ctx, doca_task *task) noexcept
+{
+	ctx->hand_to_engine_impl(task);
+}
+void priv_doca_ctx_complete_from_engine(doca_ctx *ctx, doca_task *task) noexcept
+{
+	ctx->complete_from_engine_impl(task);
+}
+bool priv_doca_ctx_progress(doca_ctx *ctx)
+{
+	return ctx->progress_impl();
+}
+bool priv_doca_ctx_has_pending_work(const doca_ctx *ctx)
+{
+	return ctx->has_pending_work_impl();
+}
+void priv_doca_ctx_destruct(doca_ctx *ctx) noexcept
+{
+	ctx->destruct();
+}
+} // extern "C"
+
+void doca_ctx::destruct() noexcept
 {
 	while (engine_refs_.load(std::memory_order_acquire) != 0)
 		std::this_thread::yield();
@@ -100,7 +127,7 @@ bool doca_ctx::try_finish_stopping() noexcept
 	return true;
 }
 
-doca_error_t doca_ctx::alloc_task(softdpu::exec::TaskPoolBase &pool, doca_task **task) noexcept
+doca_error_t doca_ctx::alloc_task_impl(softdpu::exec::TaskPoolBase &pool, doca_task **task) noexcept
 {
 	if (state_ != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
@@ -161,13 +188,13 @@ doca_error_t doca_ctx::try_submit(doca_task *task) noexcept
 	return submit(task);
 }
 
-void doca_ctx::hand_to_engine(doca_task *task) noexcept
+void doca_ctx::hand_to_engine_impl(doca_task *task) noexcept
 {
 	engine_refs_.fetch_add(1, std::memory_order_relaxed);
 	CopyEngine::instance().submit(&task->engine_job);
 }
 
-void doca_ctx::complete_from_engine(doca_task *task) noexcept
+void doca_ctx::complete_from_engine_impl(doca_task *task) noexcept
 {
 	doca_pe *pe = pe_;
 	from_engine_.push(task);
@@ -198,7 +225,7 @@ void doca_ctx::deliver(doca_task *task) noexcept
 		begin_stopping();
 }
 
-bool doca_ctx::progress()
+bool doca_ctx::progress_impl()
 {
 	bool progressed = false;
 	for (doca_task *task = from_engine_.take_all(); task != nullptr;) {
@@ -236,7 +263,7 @@ bool doca_ctx::progress()
 	return progressed;
 }
 
-bool doca_ctx::has_pending_work() const
+bool doca_ctx::has_pending_work_impl() const
 {
 	if (!done_.empty() || !from_engine_.empty())
 		return true;

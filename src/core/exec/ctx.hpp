@@ -15,11 +15,24 @@
 #include "core/exec/task.hpp"
 
 struct doca_pe;
+struct doca_ctx;
+
+// The members of doca_ctx that libraries derived from it (libdoca_dma) reach run in
+// libdoca_common through these C entry points, so that the shared libraries export no C++ symbols
+// (cmake/exports.map). Only the inline members of doca_ctx below call them.
+extern "C" {
+doca_error_t priv_doca_ctx_alloc_task(doca_ctx *ctx, softdpu::exec::TaskPoolBase *pool, doca_task **task) noexcept;
+void priv_doca_ctx_hand_to_engine(doca_ctx *ctx, doca_task *task) noexcept;
+void priv_doca_ctx_complete_from_engine(doca_ctx *ctx, doca_task *task) noexcept;
+bool priv_doca_ctx_progress(doca_ctx *ctx);
+bool priv_doca_ctx_has_pending_work(const doca_ctx *ctx);
+void priv_doca_ctx_destruct(doca_ctx *ctx) noexcept;
+}
 
 struct doca_ctx : public softdpu::exec::Progressable {
 public:
 	doca_ctx() = default;
-	~doca_ctx() override;
+	~doca_ctx() override { priv_doca_ctx_destruct(this); }
 	doca_ctx(const doca_ctx &) = delete;
 	doca_ctx &operator=(const doca_ctx &) = delete;
 
@@ -40,13 +53,16 @@ public:
 
 	// --- task life cycle (doca_pe.h) ---
 	// Allocates a task from `pool`; BAD_STATE unless running, NO_MEMORY when exhausted.
-	doca_error_t alloc_task(softdpu::exec::TaskPoolBase &pool, doca_task **task) noexcept;
+	doca_error_t alloc_task(softdpu::exec::TaskPoolBase &pool, doca_task **task) noexcept
+	{
+		return priv_doca_ctx_alloc_task(this, &pool, task);
+	}
 	doca_error_t submit(doca_task *task) noexcept;
 	doca_error_t try_submit(doca_task *task) noexcept;
 	void free_task(doca_task *task) noexcept;
 
 	// Called by an engine thread when it has finished a job started by start_on_engine().
-	void complete_from_engine(doca_task *task) noexcept;
+	void complete_from_engine(doca_task *task) noexcept { priv_doca_ctx_complete_from_engine(this, task); }
 	// Engine threads skip the work of tasks whose context is being stopped.
 	bool stopping_requested() const noexcept { return stopping_.load(std::memory_order_relaxed); }
 
@@ -54,8 +70,8 @@ public:
 	void deliver(doca_task *task) noexcept;
 
 	// --- Progressable ---
-	bool progress() override;
-	bool has_pending_work() const override;
+	bool progress() override { return priv_doca_ctx_progress(this); }
+	bool has_pending_work() const override { return priv_doca_ctx_has_pending_work(this); }
 
 protected:
 	// What happened to a task handed to execute().
@@ -89,9 +105,24 @@ protected:
 	// True while the library has tasks allocated (all must be freed before reaching idle).
 	size_t tasks_in_use() const noexcept { return tasks_in_use_; }
 
-	void hand_to_engine(doca_task *task) noexcept;
+	void hand_to_engine(doca_task *task) noexcept { priv_doca_ctx_hand_to_engine(this, task); }
 
 private:
+	friend doca_error_t priv_doca_ctx_alloc_task(doca_ctx *, softdpu::exec::TaskPoolBase *, doca_task **) noexcept;
+	friend void priv_doca_ctx_hand_to_engine(doca_ctx *, doca_task *) noexcept;
+	friend void priv_doca_ctx_complete_from_engine(doca_ctx *, doca_task *) noexcept;
+	friend bool priv_doca_ctx_progress(doca_ctx *);
+	friend bool priv_doca_ctx_has_pending_work(const doca_ctx *);
+	friend void priv_doca_ctx_destruct(doca_ctx *) noexcept;
+
+	// The bodies of the members above, in libdoca_common.
+	void destruct() noexcept;
+	doca_error_t alloc_task_impl(softdpu::exec::TaskPoolBase &pool, doca_task **task) noexcept;
+	void hand_to_engine_impl(doca_task *task) noexcept;
+	void complete_from_engine_impl(doca_task *task) noexcept;
+	bool progress_impl();
+	bool has_pending_work_impl() const;
+
 	void set_state(doca_ctx_states next) noexcept;
 	void begin_stopping() noexcept;
 	bool try_finish_stopping() noexcept;

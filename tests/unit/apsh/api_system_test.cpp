@@ -72,11 +72,13 @@ TEST_F(ApshApi, MemorySourceFromTheTopology)
 	EXPECT_EQ(doca_apsh_system_start(system_), DOCA_ERROR_INITIALIZATION) << "hpf0 has no memory in the built-in";
 	EXPECT_EQ(opens_, 0);
 	{
-		ScopedEnv bad("SOFTDPU_APSH_MEMORY", "nonsense");
+		// An unknown kind (a bare word is a path of kind auto: one vocabulary with --memory).
+		ScopedEnv bad("SOFTDPU_APSH_MEMORY", "vmware:/x");
 		EXPECT_EQ(doca_apsh_system_start(system_), DOCA_ERROR_INITIALIZATION);
 	}
 	{
-		ScopedEnv shm("SOFTDPU_APSH_MEMORY", "qemu_shared_ram:/dev/shm/g,qmp=/run/g.qmp");
+		// The short kind name, as `softdpu apsh --memory` takes it (one parser).
+		ScopedEnv shm("SOFTDPU_APSH_MEMORY", "qemu:/dev/shm/g,qmp=/run/g.qmp");
 		ASSERT_EQ(doca_apsh_system_start(system_), DOCA_SUCCESS);
 		EXPECT_EQ(last_source_.kind, SourceKind::qemu_shared_ram);
 		EXPECT_EQ(last_source_.path, "/dev/shm/g");

@@ -96,8 +96,25 @@ TEST(TopologyMemory, SpecStrings)
 	EXPECT_EQ(source->path, "/dev/shm/a:b");
 	EXPECT_EQ(source->qmp_socket, "/run/q.sock");
 
-	EXPECT_FALSE(parse_memory_source_spec("/no/kind", error));
-	EXPECT_NE(error.find("expected <kind>:<path>"), std::string::npos);
+	// One vocabulary with `softdpu apsh --memory`: short kind names and bare paths (kind auto).
+	source = parse_memory_source_spec("qemu:/dev/shm/vm,qmp=/run/q.sock", error);
+	ASSERT_TRUE(source) << error;
+	EXPECT_EQ(source->kind, MemoryKind::qemu_shared_ram);
+	EXPECT_EQ(source->path, "/dev/shm/vm");
+	EXPECT_EQ(source->qmp_socket, "/run/q.sock");
+	source = parse_memory_source_spec("elf:guest.core", error);
+	ASSERT_TRUE(source) << error;
+	EXPECT_EQ(source->kind, MemoryKind::elf_core);
+	source = parse_memory_source_spec("/images/a:b.raw", error);
+	ASSERT_TRUE(source) << error;
+	EXPECT_EQ(source->kind, MemoryKind::automatic);
+	EXPECT_EQ(source->path, "/images/a:b.raw");
+	source = parse_memory_source_spec("guest.raw", error);
+	ASSERT_TRUE(source) << error;
+	EXPECT_EQ(source->kind, MemoryKind::automatic);
+	EXPECT_EQ(source->path, "guest.raw");
+	EXPECT_FALSE(parse_memory_source_spec("", error));
+	EXPECT_NE(error.find("empty memory source path"), std::string::npos);
 	EXPECT_FALSE(parse_memory_source_spec("floppy:/x", error));
 	EXPECT_NE(error.find("unknown memory kind"), std::string::npos);
 	EXPECT_FALSE(parse_memory_source_spec("raw:", error));
@@ -122,7 +139,13 @@ TEST(TopologyMemory, EnvironmentOverride)
 		EXPECT_EQ(source->kind, MemoryKind::lime);
 	}
 	{
-		ScopedEnv env("SOFTDPU_APSH_MEMORY", "bogus");
+		ScopedEnv env("SOFTDPU_APSH_MEMORY", "qemu:/dev/shm/vm");
+		auto source = memory_source_from_environment(error);
+		ASSERT_TRUE(source) << error;
+		EXPECT_EQ(source->kind, MemoryKind::qemu_shared_ram);
+	}
+	{
+		ScopedEnv env("SOFTDPU_APSH_MEMORY", "floppy:/x");
 		EXPECT_FALSE(memory_source_from_environment(error));
 		EXPECT_EQ(error.rfind("SOFTDPU_APSH_MEMORY: ", 0), 0u) << error;
 	}

@@ -157,7 +157,7 @@ TEST_F(LogBackend, FdAndBufferSdkBackendsReceiveSdkRecords)
 	ASSERT_EQ(doca_log_backend_create_with_fd_sdk(fds[1], &fd_backend), DOCA_SUCCESS);
 	ASSERT_EQ(doca_log_backend_create_with_buffer_sdk(buffer, sizeof(buffer), remember_flush, &buffer_backend),
 		  DOCA_SUCCESS);
-	softdpu::log::sdk_message(DOCA_LOG_LEVEL_ERROR, "/x/src/dma/dma.cpp", 7, "submit", "sdk %s", "record");
+	priv_doca_sdk_log(DOCA_LOG_LEVEL_ERROR, "/x/src/dma/dma.cpp", 7, "submit", "sdk %s", "record");
 	DOCA_LOG_ERR("application record");
 	close(fds[1]);
 	char got[1024] = {};

@@ -159,8 +159,8 @@ TEST_F(LogFilter, SdkBackendShowsLevelsUpToItsSdkLevel)
 	// What every DOCA sample does: SDK records of WARNING and more severe.
 	ASSERT_EQ(doca_log_backend_set_sdk_level(backend, DOCA_LOG_LEVEL_WARNING), DOCA_SUCCESS);
 	for (uint32_t level : kLevels) {
-		EXPECT_EQ(softdpu::log::sdk_enabled(level), level <= DOCA_LOG_LEVEL_WARNING) << level;
-		softdpu::log::sdk_message(level, __FILE__, __LINE__, __func__, "level=%u", level);
+		EXPECT_EQ(priv_doca_sdk_log_enabled(level), level <= DOCA_LOG_LEVEL_WARNING) << level;
+		priv_doca_sdk_log(level, __FILE__, __LINE__, __func__, "level=%u", level);
 	}
 	for (uint32_t level : kLevels)
 		EXPECT_EQ(shows(capture, level), level <= DOCA_LOG_LEVEL_WARNING) << level;
@@ -186,9 +186,9 @@ TEST_F(LogFilter, GlobalSdkLimitMovesSdkBackendsOnly)
 
 TEST_F(LogFilter, WithoutSdkBackendOnlyErrorsReachStderr)
 {
-	EXPECT_TRUE(softdpu::log::sdk_enabled(DOCA_LOG_LEVEL_CRIT));
-	EXPECT_TRUE(softdpu::log::sdk_enabled(DOCA_LOG_LEVEL_ERROR));
-	EXPECT_FALSE(softdpu::log::sdk_enabled(DOCA_LOG_LEVEL_WARNING));
+	EXPECT_TRUE(priv_doca_sdk_log_enabled(DOCA_LOG_LEVEL_CRIT));
+	EXPECT_TRUE(priv_doca_sdk_log_enabled(DOCA_LOG_LEVEL_ERROR));
+	EXPECT_FALSE(priv_doca_sdk_log_enabled(DOCA_LOG_LEVEL_WARNING));
 
 	testing::internal::CaptureStderr();
 	SDK_LOG_ERR("library failure %d", 7);
@@ -199,7 +199,7 @@ TEST_F(LogFilter, WithoutSdkBackendOnlyErrorsReachStderr)
 
 	// A program that turns SDK logging off silences the fallback too.
 	ASSERT_EQ(doca_log_level_set_global_sdk_limit(DOCA_LOG_LEVEL_DISABLE), DOCA_SUCCESS);
-	EXPECT_FALSE(softdpu::log::sdk_enabled(DOCA_LOG_LEVEL_CRIT));
+	EXPECT_FALSE(priv_doca_sdk_log_enabled(DOCA_LOG_LEVEL_CRIT));
 }
 
 TEST_F(LogFilter, StandardBackendSplitsStdoutAndStderr)
