@@ -1,7 +1,8 @@
 // The exception barrier of the C API: a *_api.cpp forwarder runs the C++ code beneath it through
 // api_barrier, so that no C++ exception ever crosses extern "C". std::bad_alloc becomes
 // DOCA_ERROR_NO_MEMORY; any other exception (a bug: the code beneath reports errors as codes) is
-// logged with the function's name and becomes DOCA_ERROR_UNEXPECTED.
+// logged with the function's name and becomes on_exception (DOCA_ERROR_UNEXPECTED unless the
+// function documents another code for internal failures, e.g. App Shield's INITIALIZATION).
 #pragma once
 
 #include "common/sdk_log.hpp"
@@ -15,7 +16,8 @@
 namespace softdpu::common {
 
 // Runs body() and returns its doca_error_t, or the code of what it threw.
-template <typename Body> doca_error_t api_barrier(const char *function, Body &&body) noexcept
+template <typename Body>
+doca_error_t api_barrier(const char *function, Body &&body, doca_error_t on_exception = DOCA_ERROR_UNEXPECTED) noexcept
 {
 	try {
 		return body();
@@ -24,10 +26,10 @@ template <typename Body> doca_error_t api_barrier(const char *function, Body &&b
 		return DOCA_ERROR_NO_MEMORY;
 	} catch (const std::exception &error) {
 		SDK_LOG_ERR("%s: unexpected failure: %s", function, error.what());
-		return DOCA_ERROR_UNEXPECTED;
+		return on_exception;
 	} catch (...) {
 		SDK_LOG_ERR("%s: unexpected failure", function);
-		return DOCA_ERROR_UNEXPECTED;
+		return on_exception;
 	}
 }
 
