@@ -1,60 +1,24 @@
 // The objects behind App Shield's opaque DOCA types, and who owns what.
 //
-// doca_apsh_ctx and doca_apsh_system are handles over shared state: a system keeps its context's
-// state (and the DMA device user reference) alive, and every snapshot (a *_get result) keeps its
-// system's state alive, so destroying a handle never invalidates an array the caller still holds
+// doca_apsh_ctx and doca_apsh_system are handles over shared C++ objects (system.hpp): a system
+// keeps its context (and the DMA device user reference) alive, and every snapshot (a *_get result)
+// keeps its system alive, so destroying a handle never invalidates an array the caller still holds
 // (DOCA: "this will not destroy process/module/libs ..."). Snapshots are owned by a registry keyed
 // by the array pointer handed out; *_free looks the pointer up, so a foreign or double-freed
 // pointer is logged and ignored instead of corrupting memory.
 #pragma once
 
-#include "apsh/api/yara_scan.hpp"
+#include "apsh/api/system.hpp"
 #include "apsh/introspection.hpp"
 
 #include <doca_apsh.h>
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 namespace softdpu::apsh::api {
-
-struct ContextState {
-	std::mutex mutex;
-	doca_dev *dma_dev = nullptr; // held as a device user while set
-	bool started = false;
-	~ContextState();
-};
-
-// DOCA-visible settings of a system (doca_apsh_sys_config and the setters).
-struct SystemSettings {
-	bool os_type_set = false;
-	std::string symbol_map_path;
-	bool symbol_map_set = false;
-	std::string mem_region_path;
-	bool mem_region_set = false;
-	std::string kpgd_path;
-	KernelHints hints;            // from the symbol map and kpgd files
-	std::vector<RamRange> ranges; // from the memory-region file
-	doca_dev_rep *rep = nullptr;  // held as a representor user while set
-	WindowSettings window;
-	Limits limits;
-	uint32_t hashtest_limit = 65536; // memory areas attested per process
-	uint32_t ldrmodules_limit = 4096;
-	uint32_t windows_envars_limit = 4096;
-	uint32_t handles_limit = 65536;
-};
-
-struct SystemState {
-	std::shared_ptr<ContextState> ctx;
-	std::mutex mutex; // serialises queries on one system
-	SystemSettings settings;
-	std::unique_ptr<LinuxSystem> guest; // set by doca_apsh_system_start
-	bool started() const noexcept { return guest != nullptr; }
-	~SystemState();
-};
 
 // How the API opens a guest; tests replace it (testing.hpp).
 using Opener =
@@ -70,15 +34,19 @@ std::string protection_string(uint32_t prot);
 } // namespace softdpu::apsh::api
 
 struct doca_apsh_ctx {
-	std::shared_ptr<softdpu::apsh::api::ContextState> state = std::make_shared<softdpu::apsh::api::ContextState>();
+	std::shared_ptr<softdpu::apsh::api::Context> context = std::make_shared<softdpu::apsh::api::Context>();
 };
 
 struct doca_apsh_system {
-	std::shared_ptr<softdpu::apsh::api::SystemState> state = std::make_shared<softdpu::apsh::api::SystemState>();
+	explicit doca_apsh_system(std::shared_ptr<softdpu::apsh::api::Context> context)
+	    : system(std::make_shared<softdpu::apsh::api::System>(std::move(context)))
+	{
+	}
+	std::shared_ptr<softdpu::apsh::api::System> system;
 };
 
 struct doca_apsh_process {
-	std::shared_ptr<softdpu::apsh::api::SystemState> system;
+	std::shared_ptr<softdpu::apsh::api::System> system;
 	softdpu::apsh::Process p;
 };
 

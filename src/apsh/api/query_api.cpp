@@ -1,8 +1,9 @@
-// doca_apsh.h: the queries (snapshots), their free functions and the info getters.
+// doca_apsh.h: the queries (snapshots), their free functions and the info getters. Every query is
+// one run_query over the System (system.hpp); the info getters read the items it handed out.
 #include <doca_apsh.h>
 
-#include "apsh/api/exec_hash.hpp"
 #include "apsh/api/snapshots.hpp"
+#include "common/api_barrier.hpp"
 #include "common/sdk_log.hpp"
 
 #include <algorithm>
@@ -40,32 +41,19 @@ doca_error_t failure(const Status &status, const char *function, std::initialize
 	return DOCA_ERROR_INITIALIZATION;
 }
 
-// Validates a system query and returns its started state, or an error.
-doca_error_t system_for_query(doca_apsh_system *system, const void *out, const void *size, const char *function,
-			      doca_error_t not_started, std::shared_ptr<SystemState> &state)
-{
-	if (system == nullptr || out == nullptr || size == nullptr) {
-		SDK_LOG_ERR("%s: NULL argument", function);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	if (!system->state->started()) {
-		SDK_LOG_ERR("%s: the system is not started (doca_apsh_system_start)", function);
-		return not_started;
-	}
-	state = system->state;
-	return DOCA_SUCCESS;
-}
+// What distinguishes one query from another: which reader it runs and how a found record becomes
+// an item of the array. Everything else (argument checks, the system's lock, the limit, the
+// snapshot, publishing, the exception barrier) is written once, in run_query.
+struct QueryRules {
+	// The reader failures the function documents (others become INITIALIZATION).
+	std::initializer_list<doca_error_t> documented;
+	// The sys_config limit on the number of items, if any.
+	uint32_t Limits::*limit = nullptr;
+	// Whether an empty result is handed out as NULL (process queries) or as an empty array.
+	bool null_when_empty = false;
+};
 
-doca_error_t process_for_query(doca_apsh_process *process, const void *out, const void *size, const char *function)
-{
-	if (process == nullptr || out == nullptr || size == nullptr || process->system == nullptr) {
-		SDK_LOG_ERR("%s: NULL argument", function);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	return DOCA_SUCCESS;
-}
-
-template <typename T> std::unique_ptr<Snapshot<T>> new_snapshot(std::shared_ptr<SystemState> system)
+template <typename T> std::unique_ptr<Snapshot<T>> new_snapshot(std::shared_ptr<System> system)
 {
 	if (allocation_should_fail())
 		return nullptr;
@@ -75,16 +63,96 @@ template <typename T> std::unique_ptr<Snapshot<T>> new_snapshot(std::shared_ptr<
 	return snapshot;
 }
 
-template <typename T> void free_array(T **array, const char *function)
-{
-	std::unique_ptr<SnapshotBase> snapshot = take_snapshot(array, function);
-	(void)snapshot;
-}
-
 template <typename T> void truncate(std::vector<T> &items, uint32_t limit)
 {
 	if (items.size() > limit)
 		items.resize(limit);
+}
+
+// Hands out a snapshot as its array (freed by the array's pointer)...
+template <typename Item>
+doca_error_t hand_out(std::unique_ptr<Snapshot<Item>> snapshot, Item ***array, int *size, bool null_when_empty)
+{
+	return publish(std::move(snapshot), array, size, null_when_empty);
+}
+
+// ...or, for a query of one record, as that item (freed by the item's pointer).
+template <typename Item> doca_error_t hand_out(std::unique_ptr<Snapshot<Item>> snapshot, Item **item, int *, bool)
+{
+	Item *first = snapshot->items.front().get();
+	register_snapshot(first, std::move(snapshot));
+	*item = first;
+	return DOCA_SUCCESS;
+}
+
+// Runs read(guest, found) under the system's lock, truncates to the limit and hands out one Item
+// per found record (fill(item, record)). Nothing thrown crosses: std::bad_alloc is NO_MEMORY,
+// anything else INITIALIZATION; a failed query leaves no snapshot behind.
+template <typename Item, typename Found, typename Out, typename Read, typename Fill>
+doca_error_t run_query(const char *function, const std::shared_ptr<System> &system, const QueryRules &rules, Out *out,
+		       int *size, Read &&read, Fill &&fill) noexcept
+{
+	return softdpu::common::api_barrier(
+	    function,
+	    [&]() -> doca_error_t {
+		    std::lock_guard lock(system->mutex());
+		    std::vector<Found> found;
+		    if (Status status = read(system->guest(), found); !status.ok())
+			    return failure(status, function, rules.documented);
+		    if (rules.limit != nullptr)
+			    truncate(found, system->settings().limits.*rules.limit);
+		    auto snapshot = new_snapshot<Item>(system);
+		    if (!snapshot)
+			    return DOCA_ERROR_NO_MEMORY;
+		    for (Found &record : found)
+			    fill(snapshot->add(), record);
+		    return hand_out(std::move(snapshot), out, size, rules.null_when_empty);
+	    },
+	    DOCA_ERROR_INITIALIZATION);
+}
+
+// A query over a whole system (processes, modules, netscan): checks the arguments and that the
+// system is started (not_started is the code the function documents for that).
+template <typename Item, typename Found, typename Read, typename Fill>
+doca_error_t system_query(const char *function, doca_apsh_system *system, Item ***out, int *size,
+			  doca_error_t not_started, const QueryRules &rules, Read &&read, Fill &&fill) noexcept
+{
+	if (system == nullptr || out == nullptr || size == nullptr) {
+		SDK_LOG_ERR("%s: NULL argument", function);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	if (!system->system->started()) {
+		SDK_LOG_ERR("%s: the system is not started (doca_apsh_system_start)", function);
+		return not_started;
+	}
+	return run_query<Item, Found>(function, system->system, rules, out, size, std::forward<Read>(read),
+				      std::forward<Fill>(fill));
+}
+
+// A query over one process of a snapshot (threads, libs, vads, envars, injections): read gets the
+// process too.
+template <typename Item, typename Found, typename Read, typename Fill>
+doca_error_t process_query(const char *function, doca_apsh_process *process, Item ***out, int *size,
+			   const QueryRules &rules, Read &&read, Fill &&fill) noexcept
+{
+	if (process == nullptr || out == nullptr || size == nullptr || process->system == nullptr) {
+		SDK_LOG_ERR("%s: NULL argument", function);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return run_query<Item, Found>(
+	    function, process->system, rules, out, size,
+	    [&](LinuxSystem &guest, std::vector<Found> &found) { return read(guest, process->p, found); },
+	    std::forward<Fill>(fill));
+}
+
+// Frees what a query handed out (an array, or the one item of process_parameters_get).
+template <typename T> void free_array(T *array, const char *function) noexcept
+{
+	// take_snapshot locks and erases (no allocation); the snapshot is destroyed here.
+	softdpu::common::api_barrier_void(function, [&] {
+		std::unique_ptr<SnapshotBase> snapshot = take_snapshot(array, function);
+		(void)snapshot;
+	});
 }
 
 doca_error_t windows_only(doca_apsh_process *process, const void *out, const void *size, const char *function)
@@ -117,25 +185,14 @@ extern "C" {
 
 doca_error_t doca_apsh_processes_get(doca_apsh_system *system, doca_apsh_process ***processes, int *processes_size)
 {
-	std::shared_ptr<SystemState> state;
-	if (doca_error_t r =
-		system_for_query(system, processes, processes_size, __func__, DOCA_ERROR_INVALID_VALUE, state);
-	    r != DOCA_SUCCESS)
-		return r;
-	std::lock_guard lock(state->mutex);
-	std::vector<Process> found;
-	if (Status status = state->guest->processes(found); !status.ok())
-		return failure(status, __func__, {DOCA_ERROR_NO_MEMORY});
-	truncate(found, state->settings.limits.processes);
-	auto snapshot = new_snapshot<doca_apsh_process>(state);
-	if (!snapshot)
-		return DOCA_ERROR_NO_MEMORY;
-	for (Process &p : found) {
-		doca_apsh_process &item = snapshot->add();
-		item.system = state;
-		item.p = std::move(p);
-	}
-	return publish(std::move(snapshot), processes, processes_size, false);
+	return system_query<doca_apsh_process, Process>(
+	    __func__, system, processes, processes_size, DOCA_ERROR_INVALID_VALUE,
+	    {.documented = {DOCA_ERROR_NO_MEMORY}, .limit = &Limits::processes},
+	    [](LinuxSystem &guest, std::vector<Process> &found) { return guest.processes(found); },
+	    [&](doca_apsh_process &item, Process &p) {
+		    item.system = system->system;
+		    item.p = std::move(p);
+	    });
 }
 
 void doca_apsh_processes_free(doca_apsh_process **processes)
@@ -172,21 +229,11 @@ const void *__doca_apsh_process_info_get(doca_apsh_process *process, enum doca_a
 
 doca_error_t doca_apsh_modules_get(doca_apsh_system *system, doca_apsh_module ***modules, int *modules_size)
 {
-	std::shared_ptr<SystemState> state;
-	if (doca_error_t r = system_for_query(system, modules, modules_size, __func__, DOCA_ERROR_INVALID_VALUE, state);
-	    r != DOCA_SUCCESS)
-		return r;
-	std::lock_guard lock(state->mutex);
-	std::vector<Module> found;
-	if (Status status = state->guest->modules(found); !status.ok())
-		return failure(status, __func__, {DOCA_ERROR_NO_MEMORY});
-	truncate(found, state->settings.limits.modules);
-	auto snapshot = new_snapshot<doca_apsh_module>(state);
-	if (!snapshot)
-		return DOCA_ERROR_NO_MEMORY;
-	for (Module &m : found)
-		snapshot->add().m = std::move(m);
-	return publish(std::move(snapshot), modules, modules_size, false);
+	return system_query<doca_apsh_module, Module>(
+	    __func__, system, modules, modules_size, DOCA_ERROR_INVALID_VALUE,
+	    {.documented = {DOCA_ERROR_NO_MEMORY}, .limit = &Limits::modules},
+	    [](LinuxSystem &guest, std::vector<Module> &found) { return guest.modules(found); },
+	    [](doca_apsh_module &item, Module &m) { item.m = std::move(m); });
 }
 
 void doca_apsh_module_free(doca_apsh_module **modules)
@@ -213,25 +260,15 @@ const void *__doca_apsh_module_info_get(doca_apsh_module *module, enum doca_apsh
 
 doca_error_t doca_apsh_netscan_get(doca_apsh_system *system, doca_apsh_netscan ***connections, int *connections_size)
 {
-	std::shared_ptr<SystemState> state;
-	if (doca_error_t r =
-		system_for_query(system, connections, connections_size, __func__, DOCA_ERROR_BAD_STATE, state);
-	    r != DOCA_SUCCESS)
-		return r;
-	std::lock_guard lock(state->mutex);
-	std::vector<Connection> found;
-	if (Status status = state->guest->connections(found); !status.ok())
-		return failure(status, __func__, {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_NOT_SUPPORTED});
-	auto snapshot = new_snapshot<doca_apsh_netscan>(state);
-	if (!snapshot)
-		return DOCA_ERROR_NO_MEMORY;
-	for (Connection &c : found) {
-		doca_apsh_netscan &item = snapshot->add();
-		item.protocol = std::string(c.protocol == 17 ? "UDP" : "TCP") + (c.family == 10 ? "v6" : "v4");
-		item.state = netscan_state(c);
-		item.c = std::move(c);
-	}
-	return publish(std::move(snapshot), connections, connections_size, false);
+	return system_query<doca_apsh_netscan, Connection>(
+	    __func__, system, connections, connections_size, DOCA_ERROR_BAD_STATE,
+	    {.documented = {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_NOT_SUPPORTED}},
+	    [](LinuxSystem &guest, std::vector<Connection> &found) { return guest.connections(found); },
+	    [](doca_apsh_netscan &item, Connection &c) {
+		    item.protocol = std::string(c.protocol == 17 ? "UDP" : "TCP") + (c.family == 10 ? "v6" : "v4");
+		    item.state = netscan_state(c);
+		    item.c = std::move(c);
+	    });
 }
 
 void doca_apsh_netscan_free(doca_apsh_netscan **connections)
@@ -271,20 +308,11 @@ const void *__doca_apsh_netscan_info_get(doca_apsh_netscan *connection, enum doc
 
 doca_error_t doca_apsh_threads_get(doca_apsh_process *process, doca_apsh_thread ***threads, int *threads_size)
 {
-	if (doca_error_t r = process_for_query(process, threads, threads_size, __func__); r != DOCA_SUCCESS)
-		return r;
-	std::shared_ptr<SystemState> state = process->system;
-	std::lock_guard lock(state->mutex);
-	std::vector<Thread> found;
-	if (Status status = state->guest->threads(process->p, found); !status.ok())
-		return failure(status, __func__, {DOCA_ERROR_NO_MEMORY});
-	truncate(found, state->settings.limits.threads);
-	auto snapshot = new_snapshot<doca_apsh_thread>(state);
-	if (!snapshot)
-		return DOCA_ERROR_NO_MEMORY;
-	for (Thread &t : found)
-		snapshot->add().t = std::move(t);
-	return publish(std::move(snapshot), threads, threads_size, true);
+	return process_query<doca_apsh_thread, Thread>(
+	    __func__, process, threads, threads_size,
+	    {.documented = {DOCA_ERROR_NO_MEMORY}, .limit = &Limits::threads, .null_when_empty = true},
+	    [](LinuxSystem &guest, const Process &p, std::vector<Thread> &found) { return guest.threads(p, found); },
+	    [](doca_apsh_thread &item, Thread &t) { item.t = std::move(t); });
 }
 
 void doca_apsh_threads_free(doca_apsh_thread **threads)
@@ -317,20 +345,11 @@ const void *__doca_apsh_thread_info_get(doca_apsh_thread *thread, enum doca_apsh
 
 doca_error_t doca_apsh_libs_get(doca_apsh_process *process, doca_apsh_lib ***libs, int *libs_size)
 {
-	if (doca_error_t r = process_for_query(process, libs, libs_size, __func__); r != DOCA_SUCCESS)
-		return r;
-	std::shared_ptr<SystemState> state = process->system;
-	std::lock_guard lock(state->mutex);
-	std::vector<Library> found;
-	if (Status status = state->guest->libraries(process->p, found); !status.ok())
-		return failure(status, __func__, {DOCA_ERROR_NO_MEMORY});
-	truncate(found, state->settings.limits.libs);
-	auto snapshot = new_snapshot<doca_apsh_lib>(state);
-	if (!snapshot)
-		return DOCA_ERROR_NO_MEMORY;
-	for (Library &l : found)
-		snapshot->add().l = std::move(l);
-	return publish(std::move(snapshot), libs, libs_size, true);
+	return process_query<doca_apsh_lib, Library>(
+	    __func__, process, libs, libs_size,
+	    {.documented = {DOCA_ERROR_NO_MEMORY}, .limit = &Limits::libs, .null_when_empty = true},
+	    [](LinuxSystem &guest, const Process &p, std::vector<Library> &found) { return guest.libraries(p, found); },
+	    [](doca_apsh_lib &item, Library &l) { item.l = std::move(l); });
 }
 
 void doca_apsh_libs_free(doca_apsh_lib **libs)
@@ -359,23 +378,18 @@ const void *__doca_apsh_lib_info_get(doca_apsh_lib *lib, enum doca_apsh_lib_attr
 
 doca_error_t doca_apsh_vads_get(doca_apsh_process *process, doca_apsh_vad ***vads, int *vads_size)
 {
-	if (doca_error_t r = process_for_query(process, vads, vads_size, __func__); r != DOCA_SUCCESS)
-		return r;
-	std::shared_ptr<SystemState> state = process->system;
-	std::lock_guard lock(state->mutex);
-	std::vector<MemoryArea> found;
-	if (Status status = state->guest->memory_areas(process->p, found); !status.ok())
-		return failure(status, __func__, {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_NOT_FOUND});
-	truncate(found, state->settings.limits.vads);
-	auto snapshot = new_snapshot<doca_apsh_vad>(state);
-	if (!snapshot)
-		return DOCA_ERROR_NO_MEMORY;
-	for (MemoryArea &a : found) {
-		doca_apsh_vad &item = snapshot->add();
-		item.protection = protection_string(a.protection);
-		item.a = std::move(a);
-	}
-	return publish(std::move(snapshot), vads, vads_size, true);
+	return process_query<doca_apsh_vad, MemoryArea>(
+	    __func__, process, vads, vads_size,
+	    {.documented = {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_NOT_FOUND},
+	     .limit = &Limits::vads,
+	     .null_when_empty = true},
+	    [](LinuxSystem &guest, const Process &p, std::vector<MemoryArea> &found) {
+		    return guest.memory_areas(p, found);
+	    },
+	    [](doca_apsh_vad &item, MemoryArea &a) {
+		    item.protection = protection_string(a.protection);
+		    item.a = std::move(a);
+	    });
 }
 
 void doca_apsh_vads_free(doca_apsh_vad **vads)
@@ -412,19 +426,10 @@ const void *__doca_apsh_vad_info_get(doca_apsh_vad *vad, enum doca_apsh_vad_attr
 
 doca_error_t doca_apsh_envars_get(doca_apsh_process *process, doca_apsh_envar ***envars, int *envars_size)
 {
-	if (doca_error_t r = process_for_query(process, envars, envars_size, __func__); r != DOCA_SUCCESS)
-		return r;
-	std::shared_ptr<SystemState> state = process->system;
-	std::lock_guard lock(state->mutex);
-	std::vector<EnvVar> found;
-	if (Status status = state->guest->envars(process->p, found); !status.ok())
-		return failure(status, __func__, {DOCA_ERROR_NO_MEMORY});
-	auto snapshot = new_snapshot<doca_apsh_envar>(state);
-	if (!snapshot)
-		return DOCA_ERROR_NO_MEMORY;
-	for (EnvVar &e : found)
-		snapshot->add().e = std::move(e);
-	return publish(std::move(snapshot), envars, envars_size, true);
+	return process_query<doca_apsh_envar, EnvVar>(
+	    __func__, process, envars, envars_size, {.documented = {DOCA_ERROR_NO_MEMORY}, .null_when_empty = true},
+	    [](LinuxSystem &guest, const Process &p, std::vector<EnvVar> &found) { return guest.envars(p, found); },
+	    [](doca_apsh_envar &item, EnvVar &e) { item.e = std::move(e); });
 }
 
 void doca_apsh_envars_free(doca_apsh_envar **envars)
@@ -454,23 +459,16 @@ doca_error_t doca_apsh_injection_detect_get(doca_apsh_process *process,
 					    doca_apsh_injection_detect ***suspected_injections,
 					    int *suspected_injections_size)
 {
-	if (doca_error_t r = process_for_query(process, suspected_injections, suspected_injections_size, __func__);
-	    r != DOCA_SUCCESS)
-		return r;
-	std::shared_ptr<SystemState> state = process->system;
-	std::lock_guard lock(state->mutex);
-	std::vector<Injection> found;
-	if (Status status = state->guest->injections(process->p, found); !status.ok())
-		return failure(status, __func__, {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_NOT_FOUND});
-	auto snapshot = new_snapshot<doca_apsh_injection_detect>(state);
-	if (!snapshot)
-		return DOCA_ERROR_NO_MEMORY;
-	for (Injection &i : found) {
-		doca_apsh_injection_detect &item = snapshot->add();
-		item.protection = protection_string(i.area.protection);
-		item.i = std::move(i);
-	}
-	return publish(std::move(snapshot), suspected_injections, suspected_injections_size, true);
+	return process_query<doca_apsh_injection_detect, Injection>(
+	    __func__, process, suspected_injections, suspected_injections_size,
+	    {.documented = {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_NOT_FOUND}, .null_when_empty = true},
+	    [](LinuxSystem &guest, const Process &p, std::vector<Injection> &found) {
+		    return guest.injections(p, found);
+	    },
+	    [](doca_apsh_injection_detect &item, Injection &i) {
+		    item.protection = protection_string(i.area.protection);
+		    item.i = std::move(i);
+	    });
 }
 
 void doca_apsh_injection_detect_free(doca_apsh_injection_detect **suspected_injections)
@@ -514,25 +512,19 @@ doca_error_t doca_apsh_process_parameters_get(doca_apsh_process *process,
 		SDK_LOG_ERR("doca_apsh_process_parameters_get: NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	std::shared_ptr<SystemState> state = process->system;
-	std::lock_guard lock(state->mutex);
-	ProcessParameters found;
-	if (Status status = state->guest->parameters(process->p, found); !status.ok())
-		return failure(status, __func__, {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_BAD_STATE});
-	auto snapshot = new_snapshot<doca_apsh_process_parameters>(state);
-	if (!snapshot)
-		return DOCA_ERROR_NO_MEMORY;
-	doca_apsh_process_parameters &item = snapshot->add();
-	item.p = std::move(found);
-	*process_parameters = &item;
-	register_snapshot(&item, std::move(snapshot));
-	return DOCA_SUCCESS;
+	return run_query<doca_apsh_process_parameters, ProcessParameters>(
+	    __func__, process->system, {.documented = {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_BAD_STATE}}, process_parameters,
+	    nullptr,
+	    [&](LinuxSystem &guest, std::vector<ProcessParameters> &found) {
+		    found.resize(1);
+		    return guest.parameters(process->p, found.front());
+	    },
+	    [](doca_apsh_process_parameters &item, ProcessParameters &p) { item.p = std::move(p); });
 }
 
 void doca_apsh_process_parameters_free(doca_apsh_process_parameters *process_parameters)
 {
-	std::unique_ptr<SnapshotBase> snapshot = take_snapshot(process_parameters, __func__);
-	(void)snapshot;
+	free_array(process_parameters, __func__);
 }
 
 const void *__doca_apsh_process_parameters_info_get(doca_apsh_process_parameters *process_parameters,

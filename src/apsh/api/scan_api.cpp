@@ -5,6 +5,7 @@
 #include "apsh/api/config_files.hpp"
 #include "apsh/api/exec_hash.hpp"
 #include "apsh/api/snapshots.hpp"
+#include "common/api_barrier.hpp"
 #include "common/sdk_log.hpp"
 
 #include <algorithm>
@@ -15,6 +16,8 @@
 
 using namespace softdpu::apsh;
 using namespace softdpu::apsh::api;
+using softdpu::common::api_barrier;
+using softdpu::common::api_barrier_void;
 
 struct doca_apsh_user_yara_rules {
 	std::shared_ptr<YaraRules> rules;
@@ -26,11 +29,11 @@ namespace {
 constexpr size_t kMaxYaraMatches = 65536;
 
 // Builds the attestation of one process (the caller holds the system's mutex).
-doca_error_t attest(SystemState &state, const Process &process, const ExecHashMap &map,
+doca_error_t attest(System &state, const Process &process, const ExecHashMap &map,
 		    Snapshot<doca_apsh_attestation> &snapshot, const char *function)
 {
 	std::vector<MemoryArea> areas;
-	if (Status status = state.guest->memory_areas(process, areas); !status.ok()) {
+	if (Status status = state.guest().memory_areas(process, areas); !status.ok()) {
 		SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
 		if (status.code == DOCA_ERROR_NOT_FOUND || status.code == DOCA_ERROR_NO_MEMORY)
 			return status.code;
@@ -41,7 +44,7 @@ doca_error_t attest(SystemState &state, const Process &process, const ExecHashMa
 	for (const MemoryArea &area : areas) {
 		if (!(area.protection & 4) || area.end <= area.start)
 			continue; // executable areas only
-		if (attested++ >= state.settings.hashtest_limit)
+		if (attested++ >= state.settings().hashtest_limit)
 			break;
 		doca_apsh_attestation &item = snapshot.add();
 		item.pid = process.pid;
@@ -63,7 +66,7 @@ doca_error_t attest(SystemState &state, const Process &process, const ExecHashMa
 					++item.pages_number;
 				}
 			}
-			if (!state.guest->read_user_page(process, area.start + i * kPageSize, page))
+			if (!state.guest().read_user_page(process, area.start + i * kPageSize, page))
 				continue;
 			++item.pages_present;
 			if (expected != nullptr && hash_page(page) == *expected)
@@ -71,16 +74,15 @@ doca_error_t attest(SystemState &state, const Process &process, const ExecHashMa
 		}
 	}
 	// Pages of a memory image that shrank meanwhile read as absent: that is an error, not a result.
-	if (Status status = state.guest->source_failure(); !status.ok()) {
+	if (Status status = state.guest().source_failure(); !status.ok()) {
 		SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
 		return DOCA_ERROR_INITIALIZATION;
 	}
 	return DOCA_SUCCESS;
 }
 
-doca_error_t attestation_snapshot(std::shared_ptr<SystemState> state, const Process &process,
-				  const std::string &map_path, doca_apsh_attestation ***attestation, int *size,
-				  const char *function)
+doca_error_t attestation_snapshot(std::shared_ptr<System> state, const Process &process, const std::string &map_path,
+				  doca_apsh_attestation ***attestation, int *size, const char *function)
 {
 	ExecHashMap map;
 	if (Status status = load_exec_hash_map(map_path, map); !status.ok()) {
@@ -95,7 +97,7 @@ doca_error_t attestation_snapshot(std::shared_ptr<SystemState> state, const Proc
 	snapshot->system = state;
 	snapshot->process = process;
 	snapshot->map_path = map_path;
-	std::lock_guard lock(state->mutex);
+	std::lock_guard lock(state->mutex());
 	if (doca_error_t result = attest(*state, process, map, *snapshot, function); result != DOCA_SUCCESS)
 		return result;
 	std::unique_ptr<Snapshot<doca_apsh_attestation>> base(snapshot.release());
@@ -115,23 +117,23 @@ doca_error_t yara_scan(doca_apsh_process *process, std::shared_ptr<YaraRules> ru
 		SDK_LOG_ERR("%s: the YARA rules could not be compiled", function);
 		return DOCA_ERROR_INITIALIZATION;
 	}
-	std::shared_ptr<SystemState> state = process->system;
-	std::lock_guard lock(state->mutex);
+	std::shared_ptr<System> state = process->system;
+	std::lock_guard lock(state->mutex());
 	std::vector<MemoryArea> areas;
-	if (Status status = state->guest->memory_areas(process->p, areas); !status.ok()) {
+	if (Status status = state->guest().memory_areas(process->p, areas); !status.ok()) {
 		SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
 		if (status.code == DOCA_ERROR_NOT_FOUND || status.code == DOCA_ERROR_NO_MEMORY)
 			return status.code;
 		return DOCA_ERROR_INITIALIZATION;
 	}
-	WindowScanner scanner(std::move(rules), std::move(filter), state->settings.window, kMaxYaraMatches);
+	WindowScanner scanner(std::move(rules), std::move(filter), state->settings().window, kMaxYaraMatches);
 	if (Status status = scanner.ok(); !status.ok()) {
 		SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
 		return status.code == DOCA_ERROR_NO_MEMORY ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INITIALIZATION;
 	}
 	const bool all_areas = (scan_type & DOCA_APSH_YARA_SCAN_VMA) != 0;
 	const Process &p = process->p;
-	if (Status status = scan_process_areas(*state->guest, p, areas, all_areas, scanner); !status.ok()) {
+	if (Status status = scan_process_areas(state->guest(), p, areas, all_areas, scanner); !status.ok()) {
 		SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
 		return status.code == DOCA_ERROR_NO_MEMORY ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INITIALIZATION;
 	}
@@ -180,8 +182,13 @@ doca_error_t doca_apsh_attestation_get(doca_apsh_process *process, const char *e
 		SDK_LOG_ERR("doca_apsh_attestation_get: NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	return attestation_snapshot(process->system, process->p, exec_hash_map_path, attestation, attestation_size,
-				    __func__);
+	return api_barrier(
+	    __func__,
+	    [&] {
+		    return attestation_snapshot(process->system, process->p, exec_hash_map_path, attestation,
+						attestation_size, __func__);
+	    },
+	    DOCA_ERROR_INITIALIZATION);
 }
 
 doca_error_t doca_apsh_attst_refresh(doca_apsh_attestation ***attestation, int *attestation_size)
@@ -190,31 +197,35 @@ doca_error_t doca_apsh_attst_refresh(doca_apsh_attestation ***attestation, int *
 		SDK_LOG_ERR("doca_apsh_attst_refresh: NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	auto *old = dynamic_cast<AttestationSnapshot *>(find_snapshot(*attestation));
-	if (old == nullptr) {
-		SDK_LOG_ERR("doca_apsh_attst_refresh: %p is not an attestation array",
-			    static_cast<void *>(*attestation));
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	const std::shared_ptr<SystemState> state = old->system;
-	const Process process = old->process;
-	const std::string map_path = old->map_path;
-	doca_apsh_attestation **fresh = nullptr;
-	int fresh_size = 0;
-	if (doca_error_t result =
-		attestation_snapshot(state, process, map_path, &fresh, &fresh_size, "doca_apsh_attst_refresh");
-	    result != DOCA_SUCCESS)
-		return result;
-	doca_apsh_attestation_free(*attestation);
-	*attestation = fresh;
-	*attestation_size = fresh_size;
-	return DOCA_SUCCESS;
+	return api_barrier(
+	    __func__,
+	    [&]() -> doca_error_t {
+		    auto *old = dynamic_cast<AttestationSnapshot *>(find_snapshot(*attestation));
+		    if (old == nullptr) {
+			    SDK_LOG_ERR("doca_apsh_attst_refresh: %p is not an attestation array",
+					static_cast<void *>(*attestation));
+			    return DOCA_ERROR_INVALID_VALUE;
+		    }
+		    const std::shared_ptr<System> state = old->system;
+		    const Process process = old->process;
+		    const std::string map_path = old->map_path;
+		    doca_apsh_attestation **fresh = nullptr;
+		    int fresh_size = 0;
+		    if (doca_error_t result = attestation_snapshot(state, process, map_path, &fresh, &fresh_size,
+								   "doca_apsh_attst_refresh");
+			result != DOCA_SUCCESS)
+			    return result;
+		    doca_apsh_attestation_free(*attestation);
+		    *attestation = fresh;
+		    *attestation_size = fresh_size;
+		    return DOCA_SUCCESS;
+	    },
+	    DOCA_ERROR_INITIALIZATION);
 }
 
 void doca_apsh_attestation_free(doca_apsh_attestation **attestation)
 {
-	std::unique_ptr<SnapshotBase> snapshot = take_snapshot(attestation, __func__);
-	(void)snapshot;
+	api_barrier_void(__func__, [&] { take_snapshot(attestation, __func__); });
 }
 
 const void *__doca_apsh_attst_info_get(doca_apsh_attestation *attestation, enum doca_apsh_attestation_attr attr)
@@ -259,34 +270,38 @@ doca_error_t doca_apsh_yara_get(doca_apsh_process *process, enum doca_apsh_yara_
 		SDK_LOG_ERR("doca_apsh_yara_get: NULL argument or no rules");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	RuleFilter filter;
-	for (uint32_t i = 0; i < yara_rules_arr_size; ++i) {
-		// Read as a plain integer: a caller may pass values outside the enum.
-		std::underlying_type_t<doca_apsh_yara_rule> raw;
-		std::memcpy(&raw, &yara_rules_arr[i], sizeof(raw));
-		switch (static_cast<int>(raw)) {
-		case DOCA_APSH_YARA_RULE_HELLO_WORLD:
-			filter.emplace_back("Hello_World");
-			break;
-		case DOCA_APSH_YARA_RULE_REFLECTIVE_DLL_INJECTION:
-			filter.emplace_back("Reflective_Dll_Injection");
-			break;
-		case DOCA_APSH_YARA_RULE_MIMIKATZ:
-			filter.emplace_back("Mimikatz");
-			break;
-		default:
-			SDK_LOG_ERR("doca_apsh_yara_get: unknown rule %d", static_cast<int>(raw));
-			return DOCA_ERROR_INVALID_VALUE;
-		}
-	}
-	return yara_scan(process, YaraRules::builtin(), std::move(filter), scan_type, yara_matches, yara_matches_size,
-			 __func__);
+	return api_barrier(
+	    __func__,
+	    [&]() -> doca_error_t {
+		    RuleFilter filter;
+		    for (uint32_t i = 0; i < yara_rules_arr_size; ++i) {
+			    // Read as a plain integer: a caller may pass values outside the enum.
+			    std::underlying_type_t<doca_apsh_yara_rule> raw;
+			    std::memcpy(&raw, &yara_rules_arr[i], sizeof(raw));
+			    switch (static_cast<int>(raw)) {
+			    case DOCA_APSH_YARA_RULE_HELLO_WORLD:
+				    filter.emplace_back("Hello_World");
+				    break;
+			    case DOCA_APSH_YARA_RULE_REFLECTIVE_DLL_INJECTION:
+				    filter.emplace_back("Reflective_Dll_Injection");
+				    break;
+			    case DOCA_APSH_YARA_RULE_MIMIKATZ:
+				    filter.emplace_back("Mimikatz");
+				    break;
+			    default:
+				    SDK_LOG_ERR("doca_apsh_yara_get: unknown rule %d", static_cast<int>(raw));
+				    return DOCA_ERROR_INVALID_VALUE;
+			    }
+		    }
+		    return yara_scan(process, YaraRules::builtin(), std::move(filter), scan_type, yara_matches,
+				     yara_matches_size, __func__);
+	    },
+	    DOCA_ERROR_INITIALIZATION);
 }
 
 void doca_apsh_yara_free(doca_apsh_yara **yara_matches)
 {
-	std::unique_ptr<SnapshotBase> snapshot = take_snapshot(yara_matches, __func__);
-	(void)snapshot;
+	api_barrier_void(__func__, [&] { take_snapshot(yara_matches, __func__); });
 }
 
 const void *__doca_apsh_yara_info_get(doca_apsh_yara *yara, enum doca_apsh_yara_attr attr)
@@ -317,7 +332,7 @@ doca_error_t doca_apsh_user_yara_rules_create_from_string(const char *rules_text
 		SDK_LOG_ERR("doca_apsh_user_yara_rules_create_from_string: NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	return compile_user_rules(rules_text, "<rules text>", rules);
+	return api_barrier(__func__, [&] { return compile_user_rules(rules_text, "<rules text>", rules); });
 }
 
 doca_error_t doca_apsh_user_yara_rules_create_from_file(const char *rules_path, doca_apsh_user_yara_rules **rules)
@@ -326,12 +341,14 @@ doca_error_t doca_apsh_user_yara_rules_create_from_file(const char *rules_path, 
 		SDK_LOG_ERR("doca_apsh_user_yara_rules_create_from_file: NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	std::string text;
-	if (Status status = read_file(rules_path, 64u << 20, text); !status.ok()) {
-		SDK_LOG_ERR("doca_apsh_user_yara_rules_create_from_file: %s", status.reason.c_str());
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	return compile_user_rules(text, rules_path, rules);
+	return api_barrier(__func__, [&] {
+		std::string text;
+		if (Status status = read_file(rules_path, 64u << 20, text); !status.ok()) {
+			SDK_LOG_ERR("doca_apsh_user_yara_rules_create_from_file: %s", status.reason.c_str());
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+		return compile_user_rules(text, rules_path, rules);
+	});
 }
 
 doca_error_t doca_apsh_user_yara_rules_set_monotonic(doca_apsh_user_yara_rules *rules, bool monotonic)
@@ -357,7 +374,10 @@ doca_error_t doca_apsh_user_yara_get(doca_apsh_process *process, const doca_apsh
 		SDK_LOG_ERR("doca_apsh_user_yara_get: NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
-	return yara_scan(process, rules->rules, {}, scan_type, yara_matches, yara_matches_size, __func__);
+	return api_barrier(
+	    __func__,
+	    [&] { return yara_scan(process, rules->rules, {}, scan_type, yara_matches, yara_matches_size, __func__); },
+	    DOCA_ERROR_INITIALIZATION);
 }
 
 } // extern "C"

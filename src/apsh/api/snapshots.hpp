@@ -11,7 +11,7 @@ namespace softdpu::apsh::api {
 
 struct SnapshotBase {
 	virtual ~SnapshotBase() = default;
-	std::shared_ptr<SystemState> system;
+	std::shared_ptr<System> system;
 };
 
 template <typename T> struct Snapshot : SnapshotBase {
@@ -27,7 +27,7 @@ template <typename T> struct Snapshot : SnapshotBase {
 
 // Attestation arrays remember what they attest, for doca_apsh_attst_refresh.
 struct AttestationSnapshot : Snapshot<doca_apsh_attestation> {
-	std::shared_ptr<SystemState> process_system;
+	std::shared_ptr<System> process_system;
 	Process process;
 	std::string map_path;
 };

@@ -4,7 +4,8 @@
 // (head, len, data, data_len, set_data_len, tail, tailroom, next_in_list, list_len, is_list_head,
 // mmap). They are plain loads and stores, meant for the data path. A DMA destination appends: copy
 // to tail() (= data + data_len), at most tailroom() bytes, then set_data_len(data_len() + copied).
-// Everything else belongs to src/core/mem.
+// The other public members belong to src/core/mem (the C forwarders in buf_api.cpp, the
+// inventory, pool and array that own descriptors); the state is private.
 #pragma once
 
 #include "core/mem/mmap.hpp"
@@ -15,6 +16,9 @@
 #include <cstdint>
 
 struct doca_buf;
+struct doca_buf_inventory;
+struct doca_buf_pool;
+struct doca_buf_arr;
 
 namespace softdpu::mem {
 
@@ -32,7 +36,10 @@ struct BufFreeList {
 
 } // namespace softdpu::mem
 
+// Owns nothing: it points into its mmap's memory (counted in the mmap while handed out) and
+// returns to the free list of the inventory, pool or array that owns it.
 struct doca_buf {
+public:
 	// ---- Data path accessors (public to other modules) ----
 	void *head() const noexcept { return head_; }
 	size_t len() const noexcept { return len_; }
@@ -52,6 +59,28 @@ struct doca_buf {
 	doca_mmap *mmap() const noexcept { return mmap_; }
 
 	// ---- Internal to src/core/mem ----
+	// The reference count; 0 while the descriptor is free (back with its owner).
+	uint16_t refcount() const noexcept { return list_.refcount; }
+	// True when the buffer is part of a list (a member, or a head with a next element).
+	bool is_in_list() const noexcept { return list_.is_member || next_ != nullptr; }
+	// doca_buf_inc_refcount / doca_buf_dec_refcount (buf is not NULL); the last reference returns
+	// every element of the list to its owner.
+	inline doca_error_t inc_refcount(uint16_t *refcount) noexcept;
+	inline doca_error_t dec_refcount(uint16_t *refcount) noexcept;
+	// Last element of the list this buffer belongs to.
+	doca_buf *last_in_list() noexcept;
+	// Points the data at [data, data + data_len), which must lie within the buffer.
+	doca_error_t set_data(void *data, size_t data_len) noexcept;
+	// doca_buf_chain_list / doca_buf_unchain_list (both not NULL).
+	static doca_error_t chain(doca_buf *list1, doca_buf *list2) noexcept;
+	static doca_error_t unchain(doca_buf *list1, doca_buf *list2) noexcept;
+
+private:
+	friend struct softdpu::mem::BufFreeList;
+	friend struct doca_buf_inventory;
+	friend struct doca_buf_pool;
+	friend struct doca_buf_arr;
+
 	// Points a free descriptor at [addr, addr + len) with data [data, data + data_len), as a lone buffer.
 	void init(doca_mmap *mmap, uint8_t *addr, size_t len, uint8_t *data, size_t data_len) noexcept
 	{
@@ -67,17 +96,19 @@ struct doca_buf {
 		data_len_ = data_len;
 		next_ = nullptr;
 		list_ = ListState{};
-		++mmap_->num_bufs_;
+		mmap_->buf_taken();
 	}
 	// Last element of the list this buffer heads. last_ is kept only while the buffer has a next
 	// element, so handing out a descriptor does not have to write it.
 	doca_buf *list_tail() noexcept { return next_ != nullptr ? last_ : this; }
+	// Returns every element of the list this buffer heads to its owner.
+	inline void release_list() noexcept;
 
 	// List length, reference count and list membership: written together with one store.
 	struct ListState {
-		uint32_t len = 1;	    // elements in the list this buffer heads
-		uint16_t refcount = 1;	    // 0 while free; elements after a list head always hold 1
-		bool is_member = false;	    // in a list but not its head
+		uint32_t len = 1;       // elements in the list this buffer heads
+		uint16_t refcount = 1;  // 0 while free; elements after a list head always hold 1
+		bool is_member = false; // in a list but not its head
 		uint8_t reserved = 0;
 	};
 
@@ -115,16 +146,44 @@ inline doca_buf *BufFreeList::pop() noexcept
 	return buf;
 }
 
-// Returns every element of the list headed by head to its owner.
-inline void release_list(doca_buf *head) noexcept
+} // namespace softdpu::mem
+
+inline void doca_buf::release_list() noexcept
 {
-	doca_buf *buf = head;
+	doca_buf *buf = this;
 	do {
 		doca_buf *next = buf->next_;
-		--buf->mmap_->num_bufs_;
+		buf->mmap_->bufs_released(1);
 		buf->owner_->push(buf);
 		buf = next;
 	} while (buf != nullptr);
 }
 
-} // namespace softdpu::mem
+inline doca_error_t doca_buf::inc_refcount(uint16_t *refcount) noexcept
+{
+	if (list_.is_member)
+		return DOCA_ERROR_NOT_PERMITTED;
+	// A released descriptor is back in its inventory or pool: taking a reference would hand it
+	// out twice. Reported as dec_refcount reports it.
+	if (list_.refcount == 0)
+		return DOCA_ERROR_BAD_STATE;
+	if (list_.refcount == UINT16_MAX)
+		return DOCA_ERROR_TOO_BIG;
+	if (refcount != nullptr)
+		*refcount = list_.refcount;
+	++list_.refcount;
+	return DOCA_SUCCESS;
+}
+
+inline doca_error_t doca_buf::dec_refcount(uint16_t *refcount) noexcept
+{
+	if (list_.is_member)
+		return DOCA_ERROR_NOT_PERMITTED;
+	if (list_.refcount == 0)
+		return DOCA_ERROR_BAD_STATE;
+	if (refcount != nullptr)
+		*refcount = list_.refcount;
+	if (--list_.refcount == 0)
+		release_list();
+	return DOCA_SUCCESS;
+}

@@ -1,4 +1,4 @@
-// doca_buf_array.h: the buffer array (CPU target only).
+// struct doca_buf_arr: the buffer array, CPU target only (the C forwarders are in buf_array_api.cpp).
 #include "core/mem/buf_array.hpp"
 
 #include <cstdint>
@@ -7,8 +7,19 @@
 doca_buf_arr::~doca_buf_arr()
 {
 	if (started_)
-		stop();
-	--mmap_->num_dependents_;
+		release_elements();
+	mmap_->remove_dependent();
+}
+
+doca_error_t doca_buf_arr::set_params(size_t element_size, uint32_t num_elements, uint32_t start_offset) noexcept
+{
+	if (started_)
+		return DOCA_ERROR_BAD_STATE;
+	element_size_ = element_size;
+	num_elements_ = num_elements;
+	start_offset_ = start_offset;
+	params_set_ = true;
+	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_buf_arr::start() noexcept
@@ -25,7 +36,7 @@ doca_error_t doca_buf_arr::start() noexcept
 		return DOCA_ERROR_NO_MEMORY;
 	released_ = {};
 	released_.num_total = num_elements_;
-	uint8_t *element = mmap_->range_start_ + start_offset_;
+	uint8_t *element = static_cast<uint8_t *>(mmap_->memrange_start()) + start_offset_;
 	for (uint32_t i = 0; i < num_elements_; ++i, element += element_size_) {
 		elements_[i].owner_ = &released_;
 		elements_[i].init(mmap_, element, element_size_, element, 0);
@@ -34,98 +45,19 @@ doca_error_t doca_buf_arr::start() noexcept
 	return DOCA_SUCCESS;
 }
 
-void doca_buf_arr::stop() noexcept
+doca_error_t doca_buf_arr::stop() noexcept
+{
+	if (!started_)
+		return DOCA_ERROR_BAD_STATE;
+	release_elements();
+	return DOCA_SUCCESS;
+}
+
+void doca_buf_arr::release_elements() noexcept
 {
 	// Elements already released through doca_buf_dec_refcount were uncounted then.
-	mmap_->num_bufs_ -= num_elements_ - released_.num_free;
+	mmap_->bufs_released(num_elements_ - released_.num_free);
 	elements_.reset();
 	released_ = {};
 	started_ = false;
 }
-
-extern "C" {
-
-doca_error_t doca_buf_arr_create(struct doca_mmap *mmap, struct doca_buf_arr **buf_arr)
-{
-	if (mmap == nullptr || buf_arr == nullptr || !mmap->memrange_set_)
-		return DOCA_ERROR_INVALID_VALUE;
-	*buf_arr = new (std::nothrow) doca_buf_arr(mmap);
-	return *buf_arr != nullptr ? DOCA_SUCCESS : DOCA_ERROR_NO_MEMORY;
-}
-
-doca_error_t doca_buf_arr_destroy(struct doca_buf_arr *buf_arr)
-{
-	if (buf_arr == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	delete buf_arr;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_buf_arr_set_params(struct doca_buf_arr *buf_arr, size_t size, uint32_t num_elem,
-				     uint32_t start_offset)
-{
-	if (buf_arr == nullptr || size == 0 || num_elem == 0)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (buf_arr->started_)
-		return DOCA_ERROR_BAD_STATE;
-	buf_arr->element_size_ = size;
-	buf_arr->num_elements_ = num_elem;
-	buf_arr->start_offset_ = start_offset;
-	buf_arr->params_set_ = true;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_buf_arr_set_target_gpu(struct doca_buf_arr *buf_arr, struct doca_gpu *gpu_handler)
-{
-	if (buf_arr == nullptr || gpu_handler == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (buf_arr->started_)
-		return DOCA_ERROR_BAD_STATE;
-	return DOCA_ERROR_NOT_SUPPORTED;
-}
-
-doca_error_t doca_buf_arr_set_target_dpa(struct doca_buf_arr *buf_arr, struct doca_dpa *dpa_handler)
-{
-	if (buf_arr == nullptr || dpa_handler == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (buf_arr->started_)
-		return DOCA_ERROR_BAD_STATE;
-	return DOCA_ERROR_NOT_SUPPORTED;
-}
-
-doca_error_t doca_buf_arr_start(struct doca_buf_arr *buf_arr)
-{
-	if (buf_arr == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	return buf_arr->start();
-}
-
-doca_error_t doca_buf_arr_stop(struct doca_buf_arr *buf_arr)
-{
-	if (buf_arr == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!buf_arr->started_)
-		return DOCA_ERROR_BAD_STATE;
-	buf_arr->stop();
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_buf_arr_get_gpu_handle(const struct doca_buf_arr *buf_arr, struct doca_gpu_buf_arr **gpu_buf_arr)
-{
-	if (buf_arr == nullptr || gpu_buf_arr == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!buf_arr->started_)
-		return DOCA_ERROR_BAD_STATE;
-	return DOCA_ERROR_NOT_SUPPORTED;
-}
-
-doca_error_t doca_buf_arr_get_dpa_handle(const struct doca_buf_arr *buf_arr, struct doca_dpa_dev_buf_arr **dpa_buf_arr)
-{
-	if (buf_arr == nullptr || dpa_buf_arr == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!buf_arr->started_)
-		return DOCA_ERROR_BAD_STATE;
-	return DOCA_ERROR_NOT_SUPPORTED;
-}
-
-} // extern "C"

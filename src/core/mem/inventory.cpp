@@ -1,8 +1,7 @@
-// doca_buf_inventory.h: the buffer inventory.
+// struct doca_buf_inventory: the buffer inventory (the C forwarders are in buf_inventory_api.cpp).
 #include "core/mem/inventory.hpp"
 
 #include <cstdint>
-#include <new>
 
 doca_buf_inventory::doca_buf_inventory(uint32_t num_elements) : descriptors_(new doca_buf[num_elements])
 {
@@ -65,101 +64,26 @@ doca_error_t doca_buf_inventory::dup(const doca_buf *src, doca_buf **dst) noexce
 	return DOCA_SUCCESS;
 }
 
-extern "C" {
-
-doca_error_t doca_buf_inventory_create(size_t num_elements, struct doca_buf_inventory **inventory)
+doca_error_t doca_buf_inventory::start() noexcept
 {
-	if (inventory == nullptr || num_elements == 0 || num_elements > UINT32_MAX)
-		return DOCA_ERROR_INVALID_VALUE;
-	try {
-		*inventory = new doca_buf_inventory(static_cast<uint32_t>(num_elements));
-	} catch (const std::bad_alloc &) {
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_buf_inventory_destroy(struct doca_buf_inventory *inventory)
-{
-	if (inventory == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!inventory->free_.all_free())
-		return DOCA_ERROR_IN_USE;
-	delete inventory;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_buf_inventory_start(struct doca_buf_inventory *inventory)
-{
-	if (inventory == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (inventory->started_)
+	if (started_)
 		return DOCA_ERROR_BAD_STATE;
-	inventory->started_ = true;
+	started_ = true;
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_buf_inventory_stop(struct doca_buf_inventory *inventory)
+doca_error_t doca_buf_inventory::stop() noexcept
 {
-	if (inventory == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!inventory->started_)
+	if (!started_)
 		return DOCA_ERROR_BAD_STATE;
-	inventory->started_ = false;
+	started_ = false;
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_buf_inventory_get_num_elements(const struct doca_buf_inventory *inventory,
-						 uint32_t *num_of_elements)
+doca_error_t doca_buf_inventory::set_user_data(union doca_data user_data) noexcept
 {
-	if (inventory == nullptr || num_of_elements == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	*num_of_elements = inventory->free_.num_total;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_buf_inventory_get_num_free_elements(const struct doca_buf_inventory *inventory,
-						      uint32_t *num_of_free_elements)
-{
-	if (inventory == nullptr || num_of_free_elements == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	*num_of_free_elements = inventory->free_.num_free;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_buf_inventory_set_user_data(struct doca_buf_inventory *inventory, union doca_data user_data)
-{
-	if (inventory == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!inventory->started_)
+	if (!started_)
 		return DOCA_ERROR_BAD_STATE;
-	inventory->user_data_ = user_data;
+	user_data_ = user_data;
 	return DOCA_SUCCESS;
 }
-
-doca_error_t doca_buf_inventory_get_user_data(const struct doca_buf_inventory *inventory, union doca_data *user_data)
-{
-	if (inventory == nullptr || user_data == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	*user_data = inventory->user_data_;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_buf_inventory_buf_dup(struct doca_buf_inventory *inventory, const struct doca_buf *src_buf,
-					struct doca_buf **dst_buf)
-{
-	if (inventory == nullptr || src_buf == nullptr || dst_buf == nullptr || src_buf->list_.refcount == 0)
-		return DOCA_ERROR_INVALID_VALUE;
-	return inventory->dup(src_buf, dst_buf);
-}
-
-doca_error_t doca_buf_inventory_buf_get_by_args(struct doca_buf_inventory *inventory, struct doca_mmap *mmap,
-						void *addr, size_t len, void *data, size_t data_len,
-						struct doca_buf **buf)
-{
-	if (inventory == nullptr || mmap == nullptr || addr == nullptr || data == nullptr || buf == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	return inventory->get(mmap, addr, len, data, data_len, buf);
-}
-
-} // extern "C"

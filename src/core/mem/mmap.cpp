@@ -1,4 +1,4 @@
-// doca_mmap.h: the memory map.
+// struct doca_mmap: the memory map behind doca_mmap.h (the C forwarders are in mmap_api.cpp).
 #include "core/mem/mmap.hpp"
 
 #include "common/memory_access.hpp"
@@ -80,6 +80,62 @@ private:
 } // namespace
 
 doca_mmap::~doca_mmap() = default;
+
+std::unique_ptr<doca_mmap> doca_mmap::create_local()
+{
+	std::unique_ptr<doca_mmap> created(new doca_mmap());
+	created->devices_.reserve(softdpu::mem::kDefaultMaxNumDevices);
+	return created;
+}
+
+doca_error_t doca_mmap::shut_down() noexcept
+{
+	if (in_use())
+		return DOCA_ERROR_NOT_PERMITTED;
+	const doca_error_t result = revoke_exports();
+	if (result != DOCA_SUCCESS)
+		return result;
+	tear_down();
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap::get_memrange(void **addr, size_t *len) const noexcept
+{
+	if (!memrange_set_)
+		return DOCA_ERROR_BAD_STATE;
+	*addr = range_start_;
+	*len = range_len_;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap::set_free_cb(doca_mmap_memrange_free_cb_t *free_cb, void *opaque) noexcept
+{
+	if (started_)
+		return DOCA_ERROR_BAD_STATE;
+	if (!is_configurable_kind())
+		return DOCA_ERROR_NOT_PERMITTED;
+	free_cb_ = free_cb;
+	free_cb_opaque_ = opaque;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap::set_user_data(union doca_data user_data) noexcept
+{
+	if (started_)
+		return DOCA_ERROR_BAD_STATE;
+	user_data_ = user_data;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_mmap::set_max_num_devices(uint32_t max_num_devices) noexcept
+{
+	if (max_num_devices == 0 || max_num_devices < devices_.size())
+		return DOCA_ERROR_INVALID_VALUE;
+	if (ever_started_ || !is_configurable_kind())
+		return DOCA_ERROR_NOT_PERMITTED;
+	max_num_devices_ = max_num_devices;
+	return DOCA_SUCCESS;
+}
 
 doca_error_t doca_mmap::set_memrange(void *addr, size_t len) noexcept
 {
@@ -294,180 +350,11 @@ void doca_mmap::tear_down() noexcept
 	started_ = false;
 }
 
-// ---- C API ----
-
-extern "C" {
-
-doca_error_t doca_mmap_create(struct doca_mmap **mmap)
-{
-	if (mmap == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	try {
-		auto created = std::make_unique<doca_mmap>();
-		created->devices_.reserve(softdpu::mem::kDefaultMaxNumDevices);
-		*mmap = created.release();
-	} catch (const std::bad_alloc &) {
-		return DOCA_ERROR_NO_MEMORY;
-	}
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_destroy(struct doca_mmap *mmap)
-{
-	if (mmap == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (mmap->in_use())
-		return DOCA_ERROR_NOT_PERMITTED;
-	const doca_error_t result = mmap->revoke_exports();
-	if (result != DOCA_SUCCESS)
-		return result;
-	mmap->tear_down();
-	delete mmap;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_start(struct doca_mmap *mmap)
-{
-	if (mmap == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	return mmap->start();
-}
-
-doca_error_t doca_mmap_stop(struct doca_mmap *mmap)
-{
-	if (mmap == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	return mmap->stop();
-}
-
-doca_error_t doca_mmap_add_dev(struct doca_mmap *mmap, struct doca_dev *dev)
-{
-	if (mmap == nullptr || dev == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	return mmap->add_dev(dev);
-}
-
-doca_error_t doca_mmap_rm_dev(struct doca_mmap *mmap, struct doca_dev *dev)
-{
-	if (mmap == nullptr || dev == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	return mmap->rm_dev(dev);
-}
-
-doca_error_t doca_mmap_set_memrange(struct doca_mmap *mmap, void *addr, size_t len)
-{
-	if (mmap == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	return mmap->set_memrange(addr, len);
-}
-
-doca_error_t doca_mmap_set_dmabuf_memrange(struct doca_mmap *mmap, int dmabuf_fd, void *addr, size_t dmabuf_offset,
-					   size_t len)
-{
-	if (mmap == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	return mmap->set_dmabuf_memrange(dmabuf_fd, addr, dmabuf_offset, len);
-}
-
-doca_error_t doca_mmap_get_memrange(const struct doca_mmap *mmap, void **addr, size_t *len)
-{
-	if (mmap == nullptr || addr == nullptr || len == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (!mmap->memrange_set_)
-		return DOCA_ERROR_BAD_STATE;
-	*addr = mmap->range_start_;
-	*len = mmap->range_len_;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_set_free_cb(struct doca_mmap *mmap, doca_mmap_memrange_free_cb_t *free_cb, void *opaque)
-{
-	if (mmap == nullptr || free_cb == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (mmap->started_)
-		return DOCA_ERROR_BAD_STATE;
-	if (!mmap->is_configurable_kind())
-		return DOCA_ERROR_NOT_PERMITTED;
-	mmap->free_cb_ = free_cb;
-	mmap->free_cb_opaque_ = opaque;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_set_permissions(struct doca_mmap *mmap, uint32_t access_mask)
-{
-	if (mmap == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	return mmap->set_permissions(access_mask);
-}
-
-doca_error_t doca_mmap_set_user_data(struct doca_mmap *mmap, union doca_data user_data)
-{
-	if (mmap == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	if (mmap->started_)
-		return DOCA_ERROR_BAD_STATE;
-	mmap->user_data_ = user_data;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_get_user_data(const struct doca_mmap *mmap, union doca_data *user_data)
-{
-	if (mmap == nullptr || user_data == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	*user_data = mmap->user_data_;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_set_max_num_devices(struct doca_mmap *mmap, uint32_t max_num_devices)
-{
-	if (mmap == nullptr || max_num_devices == 0 || max_num_devices < mmap->devices_.size())
-		return DOCA_ERROR_INVALID_VALUE;
-	if (mmap->ever_started_ || !mmap->is_configurable_kind())
-		return DOCA_ERROR_NOT_PERMITTED;
-	mmap->max_num_devices_ = max_num_devices;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_get_max_num_devices(const struct doca_mmap *mmap, uint32_t *max_num_devices)
-{
-	if (mmap == nullptr || max_num_devices == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	*max_num_devices = mmap->max_num_devices_;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_get_num_bufs(const struct doca_mmap *mmap, uint32_t *num_bufs)
-{
-	if (mmap == nullptr || num_bufs == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	*num_bufs = mmap->num_bufs_;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_get_exported(const struct doca_mmap *mmap, uint8_t *exported)
-{
-	if (mmap == nullptr || exported == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	*exported = mmap->exported_ ? 1 : 0;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_get_from_export(const struct doca_mmap *mmap, uint8_t *from_export)
-{
-	if (mmap == nullptr || from_export == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	*from_export = mmap->origin_ == doca_mmap::Origin::imported ? 1 : 0;
-	return DOCA_SUCCESS;
-}
-
 // Shared checks of the two exports (DOCA's order: arguments, device, mmap state, capability).
-static doca_error_t do_export(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
-			      size_t *export_desc_len, ExportKind kind)
+doca_error_t doca_mmap::export_desc(const doca_dev *dev, ExportKind kind, const void **desc, size_t *len) noexcept
 {
-	if (mmap == nullptr || dev == nullptr || export_desc == nullptr || export_desc_len == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
 	const char *what = kind == ExportKind::pci ? "export_pci" : "export_rdma";
-	if (!mmap->has_device(dev)) {
+	if (!has_device(dev)) {
 		SDK_LOG_ERR("doca_mmap_%s: device %s was not added to the mmap", what, dev->function().name.c_str());
 		return DOCA_ERROR_NOT_FOUND;
 	}
@@ -475,19 +362,19 @@ static doca_error_t do_export(struct doca_mmap *mmap, const struct doca_dev *dev
 	    kind == ExportKind::pci
 		? DOCA_ACCESS_FLAG_PCI_READ_ONLY | DOCA_ACCESS_FLAG_PCI_READ_WRITE
 		: DOCA_ACCESS_FLAG_RDMA_READ | DOCA_ACCESS_FLAG_RDMA_WRITE | DOCA_ACCESS_FLAG_RDMA_ATOMIC;
-	if (mmap->origin_ != doca_mmap::Origin::local) {
+	if (origin_ != Origin::local) {
 		SDK_LOG_ERR("doca_mmap_%s: an mmap created from an export cannot be exported", what);
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
-	if (!mmap->started_) {
+	if (!started_) {
 		SDK_LOG_ERR("doca_mmap_%s: the mmap is not started", what);
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
-	if (mmap->revoking_) {
+	if (revoking_) {
 		SDK_LOG_ERR("doca_mmap_%s: the mmap's exports are being revoked (a stop is not finished)", what);
 		return DOCA_ERROR_NOT_PERMITTED;
 	}
-	if ((mmap->permissions_ & needed) == 0) {
+	if ((permissions_ & needed) == 0) {
 		SDK_LOG_ERR("doca_mmap_%s: the mmap has no %s access permission", what,
 			    kind == ExportKind::pci ? "PCI" : "RDMA");
 		return DOCA_ERROR_NOT_PERMITTED;
@@ -497,25 +384,15 @@ static doca_error_t do_export(struct doca_mmap *mmap, const struct doca_dev *dev
 		SDK_LOG_ERR("doca_mmap_%s: device %s has no export capability", what, dev->function().name.c_str());
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}
-	return mmap->export_to(dev, static_cast<uint16_t>(kind), export_desc, export_desc_len);
+	return export_to(dev, static_cast<uint16_t>(kind), desc, len);
 }
 
-doca_error_t doca_mmap_export_pci(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
-				  size_t *export_desc_len)
-{
-	return do_export(mmap, dev, export_desc, export_desc_len, ExportKind::pci);
-}
-
-doca_error_t doca_mmap_export_rdma(struct doca_mmap *mmap, const struct doca_dev *dev, const void **export_desc,
-				   size_t *export_desc_len)
-{
-	return do_export(mmap, dev, export_desc, export_desc_len, ExportKind::rdma);
-}
+namespace {
 
 // Host <-> DPU matching (Core guide, "Local Device and Representor Matching"): memory a host
 // function exports over PCI is imported on the DPU through the DPU PF that manages that
 // function's representor. RDMA exports may be imported through any device.
-static doca_error_t check_import_device(const softdpu::xproc::ExportBlob &blob, const doca_dev *dev)
+doca_error_t check_import_device(const softdpu::xproc::ExportBlob &blob, const doca_dev *dev) noexcept
 {
 	const auto &topology = dev->devinfo().table().topology();
 	const softdpu::device::Function *exporter = topology.find_function(blob.dev_name.data());
@@ -545,11 +422,11 @@ static doca_error_t check_import_device(const softdpu::xproc::ExportBlob &blob, 
 	return DOCA_SUCCESS;
 }
 
-doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, const void *export_desc,
-					  size_t export_desc_len, struct doca_dev *dev, struct doca_mmap **mmap)
+} // namespace
+
+doca_error_t doca_mmap::create_from_export(const union doca_data *user_data, const void *export_desc,
+					   size_t export_desc_len, doca_dev *dev, doca_mmap **mmap)
 {
-	if (export_desc == nullptr || export_desc_len == 0 || dev == nullptr || mmap == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
 	softdpu::xproc::ExportBlob blob;
 	const char *why = nullptr;
 	if (softdpu::xproc::decode(export_desc, export_desc_len, &blob, &why) != DOCA_SUCCESS) {
@@ -572,41 +449,19 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *user_data, cons
 	result = softdpu::xproc::Import::open(blob, &import);
 	if (result != DOCA_SUCCESS)
 		return result;
-	try {
-		auto created = std::make_unique<doca_mmap>();
-		created->remote_ = std::make_unique<ImportedMemory>(std::move(import));
-		created->devices_.push_back(dev);
-		created->origin_ = doca_mmap::Origin::imported;
-		created->range_start_ = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(blob.base));
-		created->range_len_ = blob.length;
-		created->memrange_set_ = true;
-		created->permissions_ = blob.access;
-		created->max_num_devices_ = 1;
-		created->started_ = true;
-		if (user_data != nullptr)
-			created->user_data_ = *user_data;
-		softdpu::mem::hold_device(dev);
-		*mmap = created.release();
-	} catch (const std::bad_alloc &) {
-		return DOCA_ERROR_NO_MEMORY;
-	}
+	std::unique_ptr<doca_mmap> created(new doca_mmap());
+	created->remote_ = std::make_unique<ImportedMemory>(std::move(import));
+	created->devices_.push_back(dev);
+	created->origin_ = Origin::imported;
+	created->range_start_ = reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(blob.base));
+	created->range_len_ = blob.length;
+	created->memrange_set_ = true;
+	created->permissions_ = blob.access;
+	created->max_num_devices_ = 1;
+	created->started_ = true;
+	if (user_data != nullptr)
+		created->user_data_ = *user_data;
+	softdpu::mem::hold_device(dev);
+	*mmap = created.release();
 	return DOCA_SUCCESS;
 }
-
-doca_error_t doca_mmap_cap_is_export_pci_supported(const struct doca_devinfo *devinfo, uint8_t *mmap_export)
-{
-	if (devinfo == nullptr || mmap_export == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	*mmap_export = devinfo->caps().mmap_export_pci ? 1 : 0;
-	return DOCA_SUCCESS;
-}
-
-doca_error_t doca_mmap_cap_is_create_from_export_pci_supported(const struct doca_devinfo *devinfo, uint8_t *from_export)
-{
-	if (devinfo == nullptr || from_export == nullptr)
-		return DOCA_ERROR_INVALID_VALUE;
-	*from_export = devinfo->caps().mmap_create_from_export_pci ? 1 : 0;
-	return DOCA_SUCCESS;
-}
-
-} // extern "C"

@@ -2,7 +2,8 @@
 //
 // Public to other modules (DMA, export): the inline accessors in the first block (is_started,
 // permissions, memrange_start/memrange_len, contains, has_device, origin, remote). They cost a load
-// or two and are meant for the data path. Everything else belongs to src/core/mem.
+// or two and are meant for the data path. The other public members belong to src/core/mem (the
+// C forwarders in mmap_api.cpp, buffers, pools, arrays); the state is private.
 #pragma once
 
 #include <doca_error.h>
@@ -56,7 +57,19 @@ inline constexpr uint32_t kAllAccessFlags = (DOCA_ACCESS_FLAG_PCI_RELAXED_ORDERI
 
 } // namespace softdpu::mem
 
+namespace softdpu::xproc {
+enum class ExportKind : uint16_t;
+} // namespace softdpu::xproc
+
+namespace softdpu::mem::testing {
+struct MmapAccess;
+} // namespace softdpu::mem::testing
+
+// Owns: its configuration, the device users of the devices added to it, the accessor of an
+// imported mmap's memory (remote_) and the exports of a local one (exports_). Counts, but does not
+// own, the doca_bufs, pools and arrays that point into its memory.
 struct doca_mmap {
+public:
 	// Where the memory lives: in this process, or in another one that exported it.
 	enum class Origin : uint8_t { local, imported };
 
@@ -81,23 +94,58 @@ struct doca_mmap {
 	softdpu::mem::RemoteMemory *remote() const noexcept { return remote_.get(); }
 
 	// ---- Internal to src/core/mem ----
-	doca_mmap() = default;
 	~doca_mmap();
 	doca_mmap(const doca_mmap &) = delete;
 	doca_mmap &operator=(const doca_mmap &) = delete;
+
+	// A new local mmap (doca_mmap_create). Throws std::bad_alloc.
+	static std::unique_ptr<doca_mmap> create_local();
+	// An mmap over memory another process exported (doca_mmap_create_from_export): decodes the
+	// descriptor, checks that dev may import it (host <-> DPU matching) and opens the exporter's
+	// memory. Throws std::bad_alloc.
+	static doca_error_t create_from_export(const union doca_data *user_data, const void *export_desc,
+					       size_t export_desc_len, doca_dev *dev, doca_mmap **mmap);
 
 	// True while something points into the memory: doca_bufs, or pools and arrays built over it.
 	bool in_use() const noexcept { return num_bufs_ != 0 || num_dependents_ != 0; }
 	// Configuration can change only before start and only for a local mmap that was never exported.
 	bool is_configurable_kind() const noexcept { return origin_ == Origin::local && !exported_; }
+	bool memrange_set() const noexcept { return memrange_set_; }
+	bool exported() const noexcept { return exported_; }
+	uint32_t num_bufs() const noexcept { return num_bufs_; }
+	uint32_t max_num_devices() const noexcept { return max_num_devices_; }
+	union doca_data user_data() const noexcept { return user_data_; }
 
 	doca_error_t set_memrange(void *addr, size_t len) noexcept;
 	doca_error_t set_dmabuf_memrange(int fd, void *addr, size_t offset, size_t len) noexcept;
+	doca_error_t get_memrange(void **addr, size_t *len) const noexcept;
 	doca_error_t set_permissions(uint32_t access_mask) noexcept;
+	doca_error_t set_free_cb(doca_mmap_memrange_free_cb_t *free_cb, void *opaque) noexcept;
+	doca_error_t set_user_data(union doca_data user_data) noexcept;
+	doca_error_t set_max_num_devices(uint32_t max_num_devices) noexcept;
 	doca_error_t add_dev(doca_dev *dev) noexcept;
 	doca_error_t rm_dev(doca_dev *dev) noexcept;
 	doca_error_t start() noexcept;
 	doca_error_t stop() noexcept;
+	// Readies the mmap for deletion (doca_mmap_destroy): refused while in use or while an importer is
+	// inside an access; otherwise revokes the exports, drops the device users and calls the free
+	// callback. On DOCA_SUCCESS the caller deletes the mmap.
+	doca_error_t shut_down() noexcept;
+	// doca_mmap_export_pci / doca_mmap_export_rdma after the argument checks (dev is not NULL).
+	doca_error_t export_desc(const doca_dev *dev, softdpu::xproc::ExportKind kind, const void **desc,
+				 size_t *len) noexcept;
+
+	// Counting what points into the memory (doca_bufs, pools, arrays). Data path: no checks.
+	void buf_taken() noexcept { ++num_bufs_; }
+	void bufs_released(uint32_t count) noexcept { num_bufs_ -= count; }
+	void add_dependent() noexcept { ++num_dependents_; }
+	void remove_dependent() noexcept { --num_dependents_; }
+
+private:
+	friend struct softdpu::mem::testing::MmapAccess;
+
+	doca_mmap() = default;
+
 	// Drops the device users and, for a started mmap, calls the free callback. Call only when not in
 	// use and after revoke_exports() succeeded.
 	void tear_down() noexcept;

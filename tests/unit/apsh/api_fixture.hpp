@@ -19,7 +19,9 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,10 @@ struct FakeGuest {
 	std::map<std::pair<uint32_t, uint64_t>, std::vector<uint8_t>> pages; // (pid, page va) -> 4096 bytes
 	Status fail;                                                         // returned by every query when not ok
 	std::string fail_only; // ...or only by this query ("processes", "memory_areas", ...)
+	// A reader that throws in this query ("processes", ..., "read_user_page"): std::bad_alloc, as
+	// a reader running out of memory does, or another exception when throw_bad_alloc is false.
+	std::string throw_in;
+	bool throw_bad_alloc = true;
 	int page_reads = 0;
 
 	void put_bytes(uint32_t pid, uint64_t va, const void *data, size_t size)
@@ -61,6 +67,7 @@ public:
 
 	Status check(const char *query) const
 	{
+		throw_if_asked(query);
 		if (!guest_->fail.ok() && (guest_->fail_only.empty() || guest_->fail_only == query))
 			return guest_->fail;
 		return Status::success();
@@ -112,6 +119,7 @@ public:
 	}
 	bool read_user_page(const Process &p, uint64_t page_va, std::span<uint8_t, 4096> out) override
 	{
+		throw_if_asked("read_user_page");
 		++guest_->page_reads;
 		auto it = guest_->pages.find({p.pid, page_va});
 		if (it == guest_->pages.end())
@@ -136,6 +144,15 @@ public:
 	std::string describe() const override { return "fake guest"; }
 
 private:
+	void throw_if_asked(const char *query) const
+	{
+		if (guest_->throw_in != query)
+			return;
+		if (guest_->throw_bad_alloc)
+			throw std::bad_alloc();
+		throw std::runtime_error(std::string("fake reader failure in ") + query);
+	}
+
 	std::shared_ptr<FakeGuest> guest_;
 };
 

@@ -241,6 +241,74 @@ TEST_F(ApshApi, AllocationFailuresAreNoMemory)
 	EXPECT_EQ(doca_apsh_process_parameters_get(app, &parameters), DOCA_ERROR_NO_MEMORY);
 }
 
+// No C++ exception crosses extern "C": a reader that throws std::bad_alloc makes every query
+// return DOCA_ERROR_NO_MEMORY (any other exception DOCA_ERROR_INITIALIZATION), hands out nothing,
+// leaves no snapshot behind (TearDown counts them; the ASan build checks the memory), and the system
+// answers the next query.
+TEST_F(ApshApi, ExceptionsInAQueryDoNotCrossTheCApi)
+{
+	start();
+	doca_apsh_process *app = process(42);
+	ASSERT_NE(app, nullptr);
+	const size_t live = softdpu::apsh::api::testing::live_snapshots();
+	for (const bool bad_alloc : {true, false}) {
+		SCOPED_TRACE(bad_alloc ? "std::bad_alloc" : "std::runtime_error");
+		guest_->throw_bad_alloc = bad_alloc;
+		const doca_error_t expected = bad_alloc ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INITIALIZATION;
+		int n = -1;
+		guest_->throw_in = "processes";
+		doca_apsh_process **processes = nullptr;
+		EXPECT_EQ(doca_apsh_processes_get(system_, &processes, &n), expected);
+		EXPECT_EQ(processes, nullptr);
+		guest_->throw_in = "modules";
+		doca_apsh_module **modules = nullptr;
+		EXPECT_EQ(doca_apsh_modules_get(system_, &modules, &n), expected);
+		EXPECT_EQ(modules, nullptr);
+		guest_->throw_in = "connections";
+		doca_apsh_netscan **connections = nullptr;
+		EXPECT_EQ(doca_apsh_netscan_get(system_, &connections, &n), expected);
+		EXPECT_EQ(connections, nullptr);
+		guest_->throw_in = "threads";
+		doca_apsh_thread **threads = nullptr;
+		EXPECT_EQ(doca_apsh_threads_get(app, &threads, &n), expected);
+		EXPECT_EQ(threads, nullptr);
+		guest_->throw_in = "libraries";
+		doca_apsh_lib **libs = nullptr;
+		EXPECT_EQ(doca_apsh_libs_get(app, &libs, &n), expected);
+		EXPECT_EQ(libs, nullptr);
+		guest_->throw_in = "memory_areas";
+		doca_apsh_vad **vads = nullptr;
+		EXPECT_EQ(doca_apsh_vads_get(app, &vads, &n), expected);
+		EXPECT_EQ(vads, nullptr);
+		guest_->throw_in = "envars";
+		doca_apsh_envar **envars = nullptr;
+		EXPECT_EQ(doca_apsh_envars_get(app, &envars, &n), expected);
+		EXPECT_EQ(envars, nullptr);
+		guest_->throw_in = "injections";
+		doca_apsh_injection_detect **injections = nullptr;
+		EXPECT_EQ(doca_apsh_injection_detect_get(app, &injections, &n), expected);
+		EXPECT_EQ(injections, nullptr);
+		guest_->throw_in = "parameters";
+		doca_apsh_process_parameters *parameters = nullptr;
+		EXPECT_EQ(doca_apsh_process_parameters_get(app, &parameters), expected);
+		EXPECT_EQ(parameters, nullptr);
+		EXPECT_EQ(n, -1) << "a failed query reports no size";
+		EXPECT_EQ(softdpu::apsh::api::testing::live_snapshots(), live);
+	}
+	guest_->throw_in.clear();
+	doca_apsh_module **modules = nullptr;
+	int n = 0;
+	ASSERT_EQ(doca_apsh_modules_get(system_, &modules, &n), DOCA_SUCCESS);
+	EXPECT_EQ(n, 1);
+	doca_apsh_module_free(modules);
+	doca_apsh_process_parameters *parameters = nullptr;
+	ASSERT_EQ(doca_apsh_process_parameters_get(app, &parameters), DOCA_SUCCESS);
+	EXPECT_STREQ(doca_apsh_process_parameters_info_get(parameters, DOCA_APSH_PROCESS_PARAMETERS_CMD_LINE),
+		     "marker_app --flag");
+	doca_apsh_process_parameters_free(parameters);
+	EXPECT_EQ(softdpu::apsh::api::testing::live_snapshots(), live);
+}
+
 TEST_F(ApshApi, SnapshotsOutliveTheirSystemAndContext)
 {
 	start();

@@ -162,6 +162,46 @@ TEST_F(ApshScan, AttestationErrors)
 	EXPECT_EQ(__doca_apsh_attst_info_get(nullptr, DOCA_APSH_ATTESTATION_PID), nullptr);
 }
 
+// An exception thrown once the attestation or scan has items (while reading pages) does not cross
+// extern "C": NO_MEMORY for std::bad_alloc, INITIALIZATION otherwise, and the half-built snapshot is
+// freed (TearDown counts the snapshots; the ASan build checks the memory).
+TEST_F(ApshScan, ExceptionsWhileReadingPagesDoNotCrossTheCApi)
+{
+	start();
+	doca_apsh_process *app = process(42);
+	ASSERT_NE(app, nullptr);
+	const size_t live = softdpu::apsh::api::testing::live_snapshots();
+	guest_->throw_in = "read_user_page";
+	for (const bool bad_alloc : {true, false}) {
+		SCOPED_TRACE(bad_alloc ? "std::bad_alloc" : "std::runtime_error");
+		guest_->throw_bad_alloc = bad_alloc;
+		const doca_error_t expected = bad_alloc ? DOCA_ERROR_NO_MEMORY : DOCA_ERROR_INITIALIZATION;
+		doca_apsh_attestation **attestation = nullptr;
+		int n = -1;
+		EXPECT_EQ(doca_apsh_attestation_get(app, map_->path(), &attestation, &n), expected);
+		EXPECT_EQ(attestation, nullptr);
+		doca_apsh_yara_rule rule = DOCA_APSH_YARA_RULE_HELLO_WORLD;
+		doca_apsh_yara **matches = nullptr;
+		EXPECT_EQ(doca_apsh_yara_get(app, &rule, 1, DOCA_APSH_YARA_SCAN_VMA, &matches, &n), expected);
+		EXPECT_EQ(matches, nullptr);
+		EXPECT_EQ(n, -1);
+		EXPECT_EQ(softdpu::apsh::api::testing::live_snapshots(), live);
+	}
+	// Refresh keeps the old array when the new attestation throws.
+	guest_->throw_in.clear();
+	doca_apsh_attestation **attestation = nullptr;
+	int n = 0;
+	ASSERT_EQ(doca_apsh_attestation_get(app, map_->path(), &attestation, &n), DOCA_SUCCESS);
+	doca_apsh_attestation **kept = attestation;
+	guest_->throw_in = "read_user_page";
+	guest_->throw_bad_alloc = true;
+	EXPECT_EQ(doca_apsh_attst_refresh(&attestation, &n), DOCA_ERROR_NO_MEMORY);
+	EXPECT_EQ(attestation, kept);
+	EXPECT_EQ(softdpu::apsh::api::testing::live_snapshots(), live + 1);
+	doca_apsh_attestation_free(attestation);
+	EXPECT_EQ(softdpu::apsh::api::testing::live_snapshots(), live);
+}
+
 TEST_F(ApshScan, AttestationHonoursTheHashtestLimit)
 {
 	ASSERT_EQ(doca_apsh_sys_config(system_, DOCA_APSH_HASHTEST_LIMIT, 1), DOCA_SUCCESS);

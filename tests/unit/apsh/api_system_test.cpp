@@ -170,13 +170,13 @@ TEST_F(ApshApi, ScanWindowRules)
 	// A size the current step does not divide resets the step to the size.
 	ASSERT_EQ(doca_apsh_sys_set_scan_window_step(system_, 8192), DOCA_SUCCESS);
 	ASSERT_EQ(doca_apsh_sys_set_scan_window_size(system_, 2048), DOCA_SUCCESS);
-	EXPECT_EQ(system_->state->settings.window.step, 2048u);
+	EXPECT_EQ(system_->system->settings().window.step, 2048u);
 	EXPECT_EQ(doca_apsh_sys_config(system_, DOCA_APSH_SCAN_WIN_SIZE, 4096), DOCA_SUCCESS);
 	EXPECT_EQ(doca_apsh_sys_config(system_, DOCA_APSH_SCAN_WIN_STEP, 1024), DOCA_SUCCESS);
 	EXPECT_EQ(doca_apsh_sys_config(system_, DOCA_APSH_SCAN_WIN_STEP, 3), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_apsh_sys_config(system_, DOCA_APSH_SCAN_WIN_SIZE, 100), DOCA_ERROR_INVALID_VALUE);
-	EXPECT_EQ(system_->state->settings.window.size, 4096u);
-	EXPECT_EQ(system_->state->settings.window.step, 1024u);
+	EXPECT_EQ(system_->system->settings().window.size, 4096u);
+	EXPECT_EQ(system_->system->settings().window.step, 1024u);
 }
 
 TEST_F(ApshApi, LimitsReachTheReader)

@@ -1,5 +1,6 @@
 // doca_buf_inventory.h: creation, state, getting buffers in range, duplication, counts.
 #include "core/mem/buf.hpp"
+#include "core/mem/testing.hpp"
 #include "mem_fixture.hpp"
 
 #include <array>
@@ -275,9 +276,10 @@ TEST_F(Inventory, DupErrors)
 	ASSERT_EQ(doca_buf_inventory_stop(inventory), DOCA_SUCCESS);
 	EXPECT_EQ(doca_buf_inventory_buf_dup(inventory, a, &copy), DOCA_ERROR_BAD_STATE);
 	ASSERT_EQ(doca_buf_inventory_start(inventory), DOCA_SUCCESS);
-	a->mmap_->started_ = false; // the mmap cannot be stopped while a points into it; simulate it
+	// The mmap cannot be stopped while a points into it; simulate it.
+	softdpu::mem::testing::MmapAccess::set_started(*a->mmap(), false);
 	EXPECT_EQ(doca_buf_inventory_buf_dup(inventory, a, &copy), DOCA_ERROR_BAD_STATE);
-	a->mmap_->started_ = true;
+	softdpu::mem::testing::MmapAccess::set_started(*a->mmap(), true);
 	ASSERT_EQ(doca_buf_dec_refcount(a, nullptr), DOCA_SUCCESS);
 	// A released descriptor is not a valid source.
 	EXPECT_EQ(doca_buf_inventory_buf_dup(inventory, a, &copy), DOCA_ERROR_INVALID_VALUE);

@@ -1,5 +1,6 @@
 // doca_mmap.h: configuration, state rules and every documented error.
 #include "core/mem/mmap.hpp"
+#include "core/mem/testing.hpp"
 #include "mem_fixture.hpp"
 #include "support/devices.hpp"
 
@@ -504,14 +505,16 @@ TEST(MmapCapabilities, ExportCapabilitiesFollowTheDeviceAndCheckInput)
 
 namespace {
 
-// Export and import arrive with a later issue; their state rules are already enforced. The tests
-// set the kind directly, as the export module will.
+using softdpu::mem::testing::MmapAccess;
+
+// The state rules of exported and imported mmaps, with the kind set directly (the cross-process
+// tests in tests/integration/xproc/ export and import for real).
 TEST_F(Mmap, ExportedOrImportedMmapRefusesConfiguration)
 {
 	ASSERT_EQ(doca_mmap_set_memrange(mmap, memory.data(), memory.size()), DOCA_SUCCESS);
 	for (const bool imported : {false, true}) {
-		mmap->exported_ = !imported;
-		mmap->origin_ = imported ? doca_mmap::Origin::imported : doca_mmap::Origin::local;
+		MmapAccess::set_kind(*mmap, !imported,
+				     imported ? doca_mmap::Origin::imported : doca_mmap::Origin::local);
 		EXPECT_EQ(doca_mmap_set_memrange(mmap, memory.data(), 8), DOCA_ERROR_NOT_PERMITTED);
 		EXPECT_EQ(doca_mmap_set_permissions(mmap, DOCA_ACCESS_FLAG_RDMA_READ), DOCA_ERROR_NOT_PERMITTED);
 		EXPECT_EQ(doca_mmap_set_max_num_devices(mmap, 2), DOCA_ERROR_NOT_PERMITTED);
@@ -530,8 +533,7 @@ TEST_F(Mmap, ExportedOrImportedMmapRefusesConfiguration)
 		ASSERT_EQ(doca_mmap_get_from_export(mmap, &flag), DOCA_SUCCESS);
 		EXPECT_EQ(flag, imported ? 1 : 0);
 	}
-	mmap->exported_ = false;
-	mmap->origin_ = doca_mmap::Origin::local;
+	MmapAccess::set_kind(*mmap, false, doca_mmap::Origin::local);
 }
 
 } // namespace
