@@ -11,7 +11,7 @@ Inputs (in --results, default bench/results), each optional; a plot is drawn for
     /usr/bin/python3 bench/plot.py [--results bench/results] [--out docs/plots]
 
 Needs matplotlib (Debian: python3-matplotlib, hence /usr/bin/python3). The SVGs carry no date and
-a fixed hash salt, so the same data gives the same files.
+a fixed hash salt, so the same data gives the same files; their text is SVG text, not paths.
 """
 import argparse
 import json
@@ -30,7 +30,11 @@ except ImportError:
     sys.exit(1)
 
 plt.rcParams["svg.hashsalt"] = "softdpu"
+plt.rcParams["svg.fonttype"] = "none"  # text stays text: smaller files, searchable
 plt.rcParams["font.size"] = 9
+
+# The memif goals (ratio to testpmd -> testpmd): the goal column of docs/performance.md's libmemif table.
+MEMIF_GOALS = {"ours -> ours": 1.2, "ours -> testpmd": 1.0, "testpmd -> ours": 1.0}
 
 PLACEMENT_COLOURS = {"close": "tab:blue", "far": "tab:red", "mixed": "tab:gray", "descheduled": "tab:orange",
                      None: "tab:gray"}
@@ -71,6 +75,8 @@ def plot_memif(document, path):
                 chosen = [p[0] for p in points if p[1] == where]
                 if chosen:
                     axis.plot(x, statistics.median(chosen), marker, ms=22, mew=2, color=PLACEMENT_COLOURS[where])
+            if pairing in MEMIF_GOALS:
+                axis.plot([x - 0.4, x + 0.4], [MEMIF_GOALS[pairing]] * 2, color="tab:green", lw=1.5)
         axis.axhline(1.0, color="black", lw=0.8, ls="--")
         axis.set_xticks(range(len(pairings)))
         axis.set_xticklabels([p.replace(" -> ", "\n→ ") for p in pairings])
@@ -85,7 +91,8 @@ def plot_memif(document, path):
     handles += [plt.Line2D([], [], ls="", marker="_", ms=12, mew=2, color=PLACEMENT_COLOURS[w],
                            label=f"median of the {w} rounds") for w in ("close", "far") if w in present]
     handles.append(plt.Rectangle((0, 0), 1, 1, color="0.88", ec="0.5", label="median of all rounds"))
-    axes[0][-1].legend(handles=handles, fontsize=7, loc="upper right")
+    handles.append(plt.Line2D([], [], color="tab:green", lw=1.5, label="goal"))
+    figure.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3)
     figure.suptitle(f"libmemif, sender → receiver: {document['rounds']} rounds of {document['slot_s']:g} s slots; "
                     f"{load_note(document)}", fontsize=9)
     save(figure, path)
@@ -186,7 +193,7 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", default=os.path.join(here, "results"), help="input folder (bench/results)")
-    parser.add_argument("--out", default=os.path.join(here, "..", "docs", "plots"), help="output folder (docs/plots)")
+    parser.add_argument("--out", default=os.path.normpath(os.path.join(here, "..", "docs", "plots")), help="output folder (docs/plots)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     plots = [("memif.json", "memif_ratio.svg", plot_memif), ("dma_placement.json", "dma_placement.svg", plot_dma),
