@@ -52,6 +52,13 @@ def load_note(document):
     return f"load average {before.split()[0]} before, {after.split()[0]} after" if before and after else ""
 
 
+def memif_points(document, size, pairing):
+    """(ratio, placement) of every round of this size in which the pairing and the baseline were
+    both counted."""
+    return [(r["pairings"][pairing]["ratio"], r["placement"]) for r in document["records"]
+            if r["size"] == size and pairing in r["pairings"] and r["pairings"][pairing].get("ratio") is not None]
+
+
 def plot_memif(document, path):
     """Ratio to testpmd -> testpmd of the same round, per pairing and frame size: every round as a
     dot coloured by placement, the median of all rounds as a bar, the close / far medians as marks."""
@@ -60,10 +67,8 @@ def plot_memif(document, path):
     sizes = document["sizes"]
     figure, axes = plt.subplots(1, len(sizes), figsize=(4.2 * len(sizes), 3.8), sharey=True, squeeze=False)
     for axis, size in zip(axes[0], sizes):
-        records = [r for r in document["records"] if r["size"] == size]
         for x, pairing in enumerate(pairings):
-            points = [(r["pairings"][pairing]["ratio"], r["placement"]) for r in records
-                      if pairing in r["pairings"] and r["pairings"][pairing].get("ratio") is not None]
+            points = memif_points(document, size, pairing)
             if not points:
                 continue
             axis.bar(x, statistics.median(p[0] for p in points), width=0.6, color="0.88", edgecolor="0.5",
@@ -133,10 +138,9 @@ def plot_dma(document, path):
     save(figure, path)
 
 
-def plot_yara(document, path):
-    """Median ratio (flat libyara time / window scan time) against the window size, windows side by
-    side (step = size); overlapping settings (step < size) as separate marks; the range over the
-    repetitions as error bars."""
+def yara_runs(document):
+    """{(benchmark, window size, step): [ratio of each repetition]} from Google Benchmark's JSON:
+    the repetitions only (no aggregates), no failed run, and not the page-by-page reader (/1)."""
     runs = {}
     for bench in document["benchmarks"]:
         if bench.get("run_type") != "iteration" or "error_message" in bench or "ratio" not in bench:
@@ -146,6 +150,14 @@ def plot_yara(document, path):
             continue  # /1: the page-by-page reader, not a window setting
         key = (match.group(1), int(match.group(2)), int(match.group(3)))
         runs.setdefault(key, []).append(bench["ratio"])
+    return runs
+
+
+def plot_yara(document, path):
+    """Median ratio (flat libyara time / window scan time) against the window size, windows side by
+    side (step = size); overlapping settings (step < size) as separate marks; the range over the
+    repetitions as error bars."""
+    runs = yara_runs(document)
     if not runs:
         print("yara: no BM_Yara*Ratio runs in the file; skipped")
         return

@@ -4,9 +4,10 @@
     bench/plot_test.py [PYTHON_WITH_MATPLOTLIB]   (default /usr/bin/python3; exit 77 without matplotlib)
 
 plot.py is run on the committed data (bench/results) and on small made-up inputs written here
-(a round without the baseline pairing, an unprobed round, a failed benchmark, the page-by-page
-YARA variant that must be left out); every SVG must parse as XML with an <svg> root and carry the
-title that names its input. With no input at all plot.py must fail.
+(a round whose baseline slot was not counted, an unprobed round, a failed benchmark, an aggregate
+row, the page-by-page YARA variant): what it takes from the made-up inputs is checked value by
+value, every SVG must parse as XML with an <svg> root and carry the title that names its input,
+and two runs on the same data must give the same files. With no input at all plot.py must fail.
 """
 import importlib.util
 import json
@@ -17,6 +18,7 @@ import tempfile
 import xml.etree.ElementTree as ElementTree
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree from the imports below
 
 
 def load(name):
@@ -90,6 +92,30 @@ def made_up_inputs(folder):
     for name, document in (("memif.json", memif), ("dma_placement.json", dma), ("yara.json", yara)):
         with open(os.path.join(folder, name), "w") as out:
             json.dump(document, out)
+    return memif, yara
+
+
+def check_selection(python, memif, yara):
+    """What plot.py takes from the inputs, checked in the Python that has matplotlib."""
+    code = f"""
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("plot", {os.path.join(HERE, "plot.py")!r})
+plot = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(plot)
+memif, yara = json.loads(sys.stdin.read())
+print(json.dumps({{"memif": plot.memif_points(memif, 64, "ours -> ours"),
+                  "yara": sorted([list(k), v] for k, v in plot.yara_runs(yara).items())}}))
+"""
+    result = subprocess.run([python, "-B", "-c", code], input=json.dumps([memif, yara]), capture_output=True,
+                            text=True)
+    assert result.returncode == 0, result.stderr
+    chosen = json.loads(result.stdout)
+    # The round whose baseline slot was not counted has no ratio: left out.
+    assert chosen["memif"] == [[2.0, "close"], [1.5, None]], chosen["memif"]
+    # Repetitions only: no aggregate (9.0), no failed run, no page-by-page reader (/1).
+    assert chosen["yara"] == [[["BM_YaraGuestRatio", 4096, 4096], [0.85]],
+                              [["BM_YaraRatio", 1024, 512], [0.97]],
+                              [["BM_YaraRatio", 4096, 4096], [1.05, 1.07]]], chosen["yara"]
 
 
 def main():
@@ -107,7 +133,7 @@ def main():
         for results, name in ((os.path.join(HERE, "results"), "committed"), (os.path.join(work, "made-up"), "made up")):
             if name == "made up":
                 os.makedirs(results)
-                made_up_inputs(results)
+                check_selection(python, *made_up_inputs(results))
             out = os.path.join(work, f"out-{len(name)}")
             result = run_plot(python, results, out)
             assert result.returncode == 0, f"{name} data: exit {result.returncode}\n{result.stdout}{result.stderr}"
@@ -121,7 +147,7 @@ def main():
                 with open(os.path.join(out, svg), "rb") as a, open(os.path.join(again, svg), "rb") as b:
                     assert a.read() == b.read(), f"{svg}: two runs on the same data differ"
             print(f"plot.py on the {name} data: 3 SVGs, reproducible")
-    print("placement classes: ok")
+    print("placement classes and data selection: ok")
     return 0
 
 
