@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Draws the plots of docs/performance.md from the benchmarks' machine-readable output.
 
-Inputs (in --results, default bench/results), each optional; a plot is drawn for each one found:
+Inputs (in --results, default bench/results, or in its folders, one per set of runs: results/SET
+is drawn into out/SET), each optional; a plot is drawn for each one found:
 
   memif.json          bench/memif_bench.py --json           -> memif_ratio.svg
   dma_placement.json  bench/dma_placement.py --json         -> dma_placement.svg
@@ -25,6 +26,7 @@ try:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 except ImportError:
     print("plot.py: matplotlib is missing (apt-get install python3-matplotlib; run with /usr/bin/python3)")
     sys.exit(1)
@@ -111,14 +113,22 @@ def plot_dma(document, path):
         colour = PLACEMENT_COLOURS.get(row["placement"], "tab:gray")
         axis.plot([before, after], [row["dma_over_memcpy"]] * 2, "-", color=colour, lw=0.8, alpha=0.6)
         axis.plot((before * after) ** 0.5, row["dma_over_memcpy"], "o", color=colour, ms=5)
+    probes = [ns for r in document["rows"] for ns in (r["pingpong_before_ns"], r["pingpong_after_ns"])]
+    low, high = min(50, min(probes) / 1.5), max(1000, max(probes) * 1.5)
     axis.set_xscale("log")
-    axis.set_xlim(left=min(50, axis.get_xlim()[0]))
+    axis.set_xlim(low, high)
+    steps = (1, 2, 5) if high / low <= 100 else (1,)  # 1-2-5 ticks, or decades over a wide range
+    ticks = [m * 10 ** e for e in range(1, 8) for m in steps if low <= m * 10 ** e <= high]
+    axis.set_xticks(ticks)
+    axis.set_xticklabels([f"{t:,}" for t in ticks])
+    axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
     axis.set_ylim(0, max(1.25, max(r["dma_over_memcpy"] for r in document["rows"]) + 0.05))
     axis.axhline(0.9, color="black", lw=0.8, ls="--")
     axis.text(0.01, 0.9, "goal 0.9", va="bottom", ha="left", fontsize=7, transform=axis.get_yaxis_transform())
     thresholds = document.get("placement_thresholds_ns", {})
-    for key, label in (("close_below", "close ←"), ("far_from", "→ far"), ("descheduled_from", "→ a probe thread\n   was not running")):
-        if key in thresholds:
+    for key, label in (("close_below", "close ←"), ("far_from", "→ far"),
+                       ("descheduled_from", "→ a probe thread\n   was not running")):
+        if key in thresholds and low < thresholds[key] < high:
             axis.axvline(thresholds[key], color="0.6", lw=0.6, ls=":")
             axis.text(thresholds[key], 0.99, label, fontsize=6, va="top", transform=axis.get_xaxis_transform(),
                       ha="right" if key == "close_below" else "left", color="0.4")
@@ -134,7 +144,7 @@ def plot_dma(document, path):
     axis.legend(handles=handles, fontsize=7, loc="center right")
     loads = [float(r["load_average"].split()[0]) for r in document["rows"]]
     axis.set_title(f"BM_Dma1MiBVsMemcpy, {len(document['rows'])} runs of {document['min_time_s']:g} s; "
-                   f"load average {min(loads):.1f}–{max(loads):.1f} during the runs", fontsize=9)
+                   f"load average {min(loads):.1f}–{max(loads):.1f} as each run began", fontsize=9)
     save(figure, path)
 
 
@@ -201,25 +211,43 @@ def plot_yara(document, path):
     save(figure, path)
 
 
+PLOTS = [("memif.json", "memif_ratio.svg", plot_memif), ("dma_placement.json", "dma_placement.svg", plot_dma),
+         ("yara.json", "yara_window.svg", plot_yara)]
+
+
+def draw_set(results, out):
+    """Draws the plots whose input is in `results` into `out`; returns how many."""
+    drawn = 0
+    for source, target, draw in PLOTS:
+        source_path = os.path.join(results, source)
+        if not os.path.exists(source_path):
+            continue
+        os.makedirs(out, exist_ok=True)
+        with open(source_path) as data:
+            draw(json.load(data), os.path.join(out, target))
+        drawn += 1
+    return drawn
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results", default=os.path.join(here, "results"), help="input folder (bench/results)")
-    parser.add_argument("--out", default=os.path.normpath(os.path.join(here, "..", "docs", "plots")), help="output folder (docs/plots)")
+    parser.add_argument("--out", default=os.path.normpath(os.path.join(here, "..", "docs", "plots")),
+                        help="output folder (docs/plots)")
     args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    plots = [("memif.json", "memif_ratio.svg", plot_memif), ("dma_placement.json", "dma_placement.svg", plot_dma),
-             ("yara.json", "yara_window.svg", plot_yara)]
-    drawn = 0
-    for source, target, draw in plots:
-        source_path = os.path.join(args.results, source)
-        if not os.path.exists(source_path):
-            print(f"{source_path}: not found; {target} not drawn")
-            continue
-        with open(source_path) as data:
-            draw(json.load(data), os.path.join(args.out, target))
-        drawn += 1
-    return 0 if drawn else 1
+    if not os.path.isdir(args.results):
+        print(f"{args.results}: no such folder")
+        return 1
+    # The folder itself, then each set of runs in a folder of its own (results/SET -> out/SET).
+    sets = [(args.results, args.out)] + [
+        (os.path.join(args.results, name), os.path.join(args.out, name)) for name in sorted(os.listdir(args.results))
+        if os.path.isdir(os.path.join(args.results, name))]
+    drawn = sum(draw_set(results, out) for results, out in sets)
+    if not drawn:
+        print(f"{args.results}: none of {', '.join(p[0] for p in PLOTS)} here or in a folder below")
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

@@ -118,6 +118,24 @@ print(json.dumps({{"memif": plot.memif_points(memif, 64, "ours -> ours"),
                               [["BM_YaraRatio", 4096, 4096], [1.05, 1.07]]], chosen["yara"]
 
 
+TITLES = {"memif.json": ("memif_ratio.svg", "libmemif"), "dma_placement.json": ("dma_placement.svg", "BM_Dma1MiBVsMemcpy"),
+          "yara.json": ("yara_window.svg", "YARA window scan")}
+
+
+def expected_plots(results):
+    """{relative path of an SVG: text it must hold} for the inputs in results and its folders."""
+    expected = {}
+    for folder in [""] + sorted(n for n in os.listdir(results) if os.path.isdir(os.path.join(results, n))):
+        for source, (target, title) in TITLES.items():
+            if os.path.exists(os.path.join(results, folder, source)):
+                expected[os.path.join(folder, target)] = title
+    return expected
+
+
+def written(out):
+    return sorted(os.path.relpath(os.path.join(d, f), out) for d, _, files in os.walk(out) for f in files)
+
+
 def main():
     python = sys.argv[1] if len(sys.argv) > 1 else "/usr/bin/python3"
     check_placements()
@@ -126,27 +144,32 @@ def main():
         return 77
     with tempfile.TemporaryDirectory(prefix="softdpu-plot-test.") as work:
         empty, out = os.path.join(work, "empty"), os.path.join(work, "out")
-        os.makedirs(empty)
+        os.makedirs(os.path.join(empty, "a-set"))
         result = run_plot(python, empty, out)
         assert result.returncode == 1, f"no input: exit {result.returncode}\n{result.stdout}{result.stderr}"
 
-        for results, name in ((os.path.join(HERE, "results"), "committed"), (os.path.join(work, "made-up"), "made up")):
-            if name == "made up":
-                os.makedirs(results)
-                check_selection(python, *made_up_inputs(results))
-            out = os.path.join(work, f"out-{len(name)}")
+        made_up = os.path.join(work, "made-up")
+        os.makedirs(os.path.join(made_up, "second"))
+        check_selection(python, *made_up_inputs(made_up))
+        with open(os.path.join(made_up, "yara.json")) as a, open(os.path.join(made_up, "second", "yara.json"), "w") as b:
+            b.write(a.read())  # a set of its own with one input: one plot in out/second
+
+        for number, (results, name) in enumerate(((os.path.join(HERE, "results"), "committed"), (made_up, "made-up"))):
+            out = os.path.join(work, f"out-{number}")
             result = run_plot(python, results, out)
             assert result.returncode == 0, f"{name} data: exit {result.returncode}\n{result.stdout}{result.stderr}"
-            check_svg(os.path.join(out, "memif_ratio.svg"), "libmemif")
-            check_svg(os.path.join(out, "dma_placement.svg"), "BM_Dma1MiBVsMemcpy")
-            check_svg(os.path.join(out, "yara_window.svg"), "YARA window scan")
+            expected = expected_plots(results)
+            assert expected, f"{name} data: no input found"
+            assert written(out) == sorted(expected), f"{name} data: wrote {written(out)}, expected {sorted(expected)}"
+            for svg, title in expected.items():
+                check_svg(os.path.join(out, svg), title)
             # Same data, same files: the plots can be regenerated without spurious diffs.
-            again = os.path.join(work, f"again-{len(name)}")
+            again = os.path.join(work, f"again-{number}")
             assert run_plot(python, results, again).returncode == 0
-            for svg in os.listdir(out):
+            for svg in expected:
                 with open(os.path.join(out, svg), "rb") as a, open(os.path.join(again, svg), "rb") as b:
                     assert a.read() == b.read(), f"{svg}: two runs on the same data differ"
-            print(f"plot.py on the {name} data: 3 SVGs, reproducible")
+            print(f"plot.py on the {name} data: {len(expected)} SVGs, reproducible")
     print("placement classes and data selection: ok")
     return 0
 
