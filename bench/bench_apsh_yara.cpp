@@ -264,10 +264,25 @@ void BM_YaraGuestRatio(benchmark::State &state)
 BENCHMARK(BM_YaraFlatBaseline)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_YaraWindowScan)->Args({4096, 4096})->Args({8192, 4096})->Args({1024, 512})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_YaraWindowScanPages)->Args({4096, 4096})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_YaraRatio)->Args({4096, 4096})->Args({8192, 4096})->Args({1024, 512})->Unit(benchmark::kMillisecond);
+// Window size series for bench/plot.py: step = size (windows side by side), 1 KiB to 64 KiB, every
+// size DOCA accepts (a multiple or a divisor of the page size). 4096/4096 is DOCA's default.
+void window_series(benchmark::internal::Benchmark *b, std::vector<int64_t> extra)
+{
+	for (int64_t size = 1024; size <= 65536; size *= 2) {
+		std::vector<int64_t> args{size, size};
+		args.insert(args.end(), extra.begin(), extra.end());
+		b->Args(args);
+	}
+}
+
+BENCHMARK(BM_YaraRatio)
+    ->Apply([](benchmark::internal::Benchmark *b) { window_series(b, {}); })
+    ->Args({8192, 4096})
+    ->Args({1024, 512})
+    ->Unit(benchmark::kMillisecond);
 // Third argument: 0 = runs through read_user (what doca_apsh_yara_get does), 1 = page by page.
 BENCHMARK(BM_YaraGuestRatio)
-    ->Args({4096, 4096, 0})
+    ->Apply([](benchmark::internal::Benchmark *b) { window_series(b, {0}); })
     ->Args({4096, 4096, 1})
     ->Args({1024, 512, 0})
     ->Unit(benchmark::kMillisecond);

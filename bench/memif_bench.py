@@ -27,12 +27,19 @@ far apart throughout (a round in which the placement moved compares unlike machi
 
     bench/memif_bench.py --softdpu build/tools/softdpu [--sizes 64,1500] [--rounds 30]
                          [--probe build/bench/bench_core_pingpong] [--counter build/bench/memif_ring_counter]
+                         [--json FILE]
+
+--json FILE also writes every round in machine-readable form (bench/plot.py draws it): per round and
+size, each pairing's rate, CPU shares, ring fill and ratio to testpmd -> testpmd, the probes and the
+placement (close / far / mixed), with the load average before and after the run.
 
 With --baseline OTHER_SOFTDPU three more pairings, base -> base, base -> testpmd and testpmd -> base, run another
 build of our generator/sink (e.g. the one before a change). The load average is printed before and after: the figures
 mean little when the machine is busy with other work.
 """
 import argparse
+import datetime
+import json
 import mmap
 import os
 import shutil
@@ -210,6 +217,9 @@ class Pairing:
 # Core round trips (bench_core_pingpong) on this VM: 60-180 ns with the vCPUs close, 400-700 ns far.
 CLOSE_BELOW_NS = 200
 FAR_FROM_NS = 300
+# Far above the far placement's round trip: one of the probe's threads was not running (a busy
+# machine), and the probe says nothing about the placement.
+DESCHEDULED_FROM_NS = 1500
 
 PAIRS = [("ours", "ours"), ("ours", "testpmd"), ("testpmd", "ours"), ("testpmd", "testpmd")]
 SOFTDPU_KINDS = ("ours", "base")  # our generator/sink: this build, and an optional baseline build
@@ -225,9 +235,12 @@ def core_round_trip(probe):
 
 def round_placement(probes):
     """'close' or 'far' when every probe of a round (before each slot and after the last) saw the
-    same vCPU placement, 'mixed' when it moved during the round, None without --probe."""
+    same vCPU placement, 'mixed' when it moved during the round, 'descheduled' when a probe's
+    threads could not both run (the placement is then unknown), None without --probe."""
     if None in probes:
         return None
+    if max(probes) >= DESCHEDULED_FROM_NS:
+        return "descheduled"
     kinds = {"close" if ns < CLOSE_BELOW_NS else "far" if ns >= FAR_FROM_NS else "mixed" for ns in probes}
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
@@ -242,9 +255,13 @@ def percentile(values, fraction):
     return ordered[round(fraction * (len(ordered) - 1))]
 
 
+def pair_name(pair):
+    return f"{pair[0]} -> {pair[1]}"
+
+
 def run_size(size, pairs, args, workdir):
-    """All pairings of one frame size, taking turns; returns {pair: [slot results]} and the
-    per-round ratios to the baseline pairing."""
+    """All pairings of one frame size, taking turns; returns {pair: [slot results]}, the
+    per-round ratios to the baseline pairing and one record per round (for --json)."""
     pairings = {}
     try:
         for pair in pairs:
@@ -252,6 +269,7 @@ def run_size(size, pairs, args, workdir):
         slots = {pair: [] for pair in pairs}
         ratios = {pair: [] for pair in pairs}
         skipped = 0
+        records = []
         for round_index in range(args.rounds):
             order = pairs[round_index % len(pairs):] + pairs[:round_index % len(pairs)]
             this_round, probes = {}, []
@@ -265,19 +283,53 @@ def run_size(size, pairs, args, workdir):
                 slots[pair].append(result)
             probes.append(core_round_trip(args.probe))
             where = round_placement(probes)
-            if BASELINE in this_round and this_round[BASELINE]["pps"] > 0:
+            baseline_pps = this_round[BASELINE]["pps"] if BASELINE in this_round else 0
+            if baseline_pps > 0:
                 for pair, result in this_round.items():
-                    ratios[pair].append((result["pps"] / this_round[BASELINE]["pps"], where))
+                    ratios[pair].append((result["pps"] / baseline_pps, where))
+            records.append({
+                "size": size, "round": round_index + 1, "order": [pair_name(p) for p in order],
+                "probes_ns": probes if args.probe else None, "placement": where,
+                "pairings": {pair_name(pair): dict(result, ratio=result["pps"] / baseline_pps if baseline_pps else None)
+                             for pair, result in this_round.items()}})
             rates = "  ".join(f"{s[0][0]}{s[1][0]} {this_round[s]['pps'] / 1e6:5.2f}/{this_round[s]['fill']:<4.0f}"
                               if s in this_round else f"{s[0][0]}{s[1][0]}   ---/-   " for s in pairs)
             probe_text = f"  core round trip {'/'.join(map(str, probes))} ns: {where}" if args.probe else ""
             print(f"{size:>5} B round {round_index + 1:>2}/{args.rounds}: {rates} Mpps/fill{probe_text}", flush=True)
         if skipped:
             print(f"{size} B: {skipped} slots not counted (a late reading of the ring could hide a wrap)")
-        return slots, ratios
+        return slots, ratios, records
     finally:
         for pairing in pairings.values():
             pairing.stop()
+
+
+def cpu_model():
+    with open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return None
+
+
+def write_json(args, sizes, pairs, results, started, load_before, load_after):
+    document = {
+        "benchmark": "memif_bench",
+        "started_utc": started.isoformat(timespec="seconds"),
+        "load_average_before": load_before, "load_average_after": load_after,
+        "cpu_model": cpu_model(), "online_cpus": os.cpu_count(),
+        "rounds": args.rounds, "slot_s": args.slot, "settle_s": args.settle, "sizes": sizes,
+        "pairings": [pair_name(p) for p in pairs], "baseline_pairing": pair_name(BASELINE),
+        "placement_thresholds_ns": {"close_below": CLOSE_BELOW_NS, "far_from": FAR_FROM_NS,
+                                    "descheduled_from": DESCHEDULED_FROM_NS},
+        "units": {"pps": "packets/s", "tx_cpu": "CPU share of the sender", "rx_cpu": "CPU share of the receiver",
+                  "fill": "ring slots (of 1024), median", "ratio": "pps / baseline pairing's pps, same round"},
+        "records": [record for size in sizes for record in results[size][2]],
+    }
+    with open(args.json, "w") as out:
+        json.dump(document, out, indent=1)
+        out.write("\n")
+    print(f"wrote {args.json}")
 
 
 def main():
@@ -289,6 +341,7 @@ def main():
     parser.add_argument("--settle", type=float, default=0.1, help="seconds after resuming, not measured (default 0.1)")
     parser.add_argument("--baseline", help="another softdpu build: adds base -> base, base -> testpmd and testpmd -> base")
     parser.add_argument("--probe", help="bench_core_pingpong: the core-to-core round trip before each round")
+    parser.add_argument("--json", metavar="FILE", help="also write every round, machine-readable (bench/plot.py)")
     parser.add_argument("--counter", help="memif_ring_counter (default: bench/memif_ring_counter in the build "
                         "that holds --softdpu)")
     args = parser.parse_args()
@@ -311,11 +364,16 @@ def main():
         return 1
     sizes = [int(s) for s in args.sizes.split(",")]
     results = {}
-    print(f"load average before: {load_average()}", flush=True)
+    load_before = load_average()
+    started = datetime.datetime.now(datetime.timezone.utc)
+    print(f"load average before: {load_before}", flush=True)
     with tempfile.TemporaryDirectory(prefix="softdpu-memif-bench.") as workdir:
         for size in sizes:
             results[size] = run_size(size, pairs, args, workdir)
-    print(f"load average after: {load_average()}")
+    load_after = load_average()
+    print(f"load average after: {load_after}")
+    if args.json:
+        write_json(args, sizes, pairs, results, started, load_before, load_after)
     print()
     print(f"{args.rounds} rounds of {args.slot:g} s slots; sender on CPU 1 (client), receiver on CPU 0 (server), "
           "copy mode")
@@ -323,7 +381,7 @@ def main():
           "all | close | far | CPU share tx / rx | ring fill |")
     print("|---|---|---|---|---|---|---|---|---|")
     for size in sizes:
-        slots, ratios = results[size]
+        slots, ratios, _ = results[size]
         for pair in pairs:
             rates = [s["pps"] / 1e6 for s in slots[pair]]
             if not rates:
@@ -339,7 +397,8 @@ def main():
                   f"{statistics.median(s['fill'] for s in slots[pair]):.0f} |")
     if args.probe:
         print("(n): rounds counted. close / far: only rounds in which every probe (before each slot and after "
-              "the last) saw the vCPUs close / far apart.")
+              f"the last) saw the vCPUs close / far apart; a probe of {DESCHEDULED_FROM_NS} ns or more (a busy "
+              "machine) counts as neither.")
     print("ring fill: slots posted by the sender and not yet taken by the receiver (median over a slot's "
           "samples, then over slots; of 1024): near 0 the receiver waits for the sender, near 1024 the "
           "sender waits for the receiver.")
