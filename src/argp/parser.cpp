@@ -203,7 +203,7 @@ std::optional<Failure> Parser::parse_command_line(const std::vector<std::string>
 		std::string name;
 		std::optional<std::string> attached; // value given as --name=value or -xVALUE
 		const doca_argp_param *param = nullptr;
-		Builtin builtin = Builtin::kNone;
+		Builtin builtin = Builtin::none;
 
 		if (token.rfind("--", 0) == 0 && token.size() > 2) {
 			name = token.substr(2);
@@ -212,34 +212,34 @@ std::optional<Failure> Parser::parse_command_line(const std::vector<std::string>
 				name.resize(eq);
 			}
 			static const std::pair<std::string_view, Builtin> long_builtins[] = {
-			    {"help", Builtin::kHelp},          {"version", Builtin::kVersion},
-			    {"log-level", Builtin::kLogLevel}, {"sdk-log-level", Builtin::kSdkLogLevel},
-			    {"json", Builtin::kJson},          {"grpc-address", Builtin::kGrpcAddress}};
+			    {"help", Builtin::help},          {"version", Builtin::version},
+			    {"log-level", Builtin::log_level}, {"sdk-log-level", Builtin::sdk_log_level},
+			    {"json", Builtin::json},          {"grpc-address", Builtin::grpc_address}};
 			for (auto [builtin_name, kind] : long_builtins)
 				if (name == builtin_name)
 					builtin = kind;
-			if (builtin == Builtin::kNone)
+			if (builtin == Builtin::none)
 				param = find_long(name);
 		} else if (token.size() > 1 && token[0] == '-' && token != "--") {
 			name = token.substr(1);
 			static const std::pair<std::string_view, Builtin> short_builtins[] = {
-			    {"h", Builtin::kHelp},
-			    {"v", Builtin::kVersion},
-			    {"l", Builtin::kLogLevel},
-			    {"j", Builtin::kJson},
-			    {"g", Builtin::kGrpcAddress}};
+			    {"h", Builtin::help},
+			    {"v", Builtin::version},
+			    {"l", Builtin::log_level},
+			    {"j", Builtin::json},
+			    {"g", Builtin::grpc_address}};
 			auto match = [&](std::string_view candidate) {
 				for (auto [builtin_name, kind] : short_builtins)
 					if (candidate == builtin_name)
 						return std::make_pair(static_cast<const doca_argp_param *>(nullptr),
 								      kind);
-				return std::make_pair(find_short(candidate), Builtin::kNone);
+				return std::make_pair(find_short(candidate), Builtin::none);
 			};
 			std::tie(param, builtin) = match(name);
 			// getopt style "-p7": a one-letter flag with its value attached.
-			if (param == nullptr && builtin == Builtin::kNone && name.size() > 1) {
+			if (param == nullptr && builtin == Builtin::none && name.size() > 1) {
 				std::tie(param, builtin) = match(name.substr(0, 1));
-				if (param != nullptr || builtin != Builtin::kNone) {
+				if (param != nullptr || builtin != Builtin::none) {
 					attached = name.substr(1);
 					name.resize(1);
 				}
@@ -247,17 +247,17 @@ std::optional<Failure> Parser::parse_command_line(const std::vector<std::string>
 		} else {
 			return failure(DOCA_ERROR_NOT_SUPPORTED, "unexpected argument \"" + token + "\"");
 		}
-		if (builtin == Builtin::kGrpcAddress && !grpc_program_)
-			builtin = Builtin::kNone;
-		if (param == nullptr && builtin == Builtin::kNone)
+		if (builtin == Builtin::grpc_address && !grpc_program_)
+			builtin = Builtin::none;
+		if (param == nullptr && builtin == Builtin::none)
 			return failure(DOCA_ERROR_NOT_SUPPORTED, "unknown flag \"" + token + "\"");
 
-		if (builtin == Builtin::kHelp)
+		if (builtin == Builtin::help)
 			print_help_and_exit();
-		if (builtin == Builtin::kVersion)
+		if (builtin == Builtin::version)
 			print_version_and_exit();
 
-		const bool takes_value = builtin != Builtin::kNone || param->type != DOCA_ARGP_TYPE_BOOLEAN;
+		const bool takes_value = builtin != Builtin::none || param->type != DOCA_ARGP_TYPE_BOOLEAN;
 		std::string value;
 		if (attached) {
 			value = *attached;
@@ -267,10 +267,10 @@ std::optional<Failure> Parser::parse_command_line(const std::vector<std::string>
 			value = args[++i];
 		}
 
-		Assignment assignment{param, builtin, Origin::kCommandLine, {}, 0, false};
+		Assignment assignment{param, builtin, Origin::command_line, {}, 0, false};
 		switch (builtin) {
-		case Builtin::kLogLevel:
-		case Builtin::kSdkLogLevel: {
+		case Builtin::log_level:
+		case Builtin::sdk_log_level: {
 			auto level = parse_int(value);
 			if (!level || !is_log_level(*level))
 				return failure(DOCA_ERROR_INVALID_VALUE, "flag \"" + token + "\" expects a log level " +
@@ -278,12 +278,12 @@ std::optional<Failure> Parser::parse_command_line(const std::vector<std::string>
 			assignment.integer = *level;
 			break;
 		}
-		case Builtin::kJson:
+		case Builtin::json:
 			if (json_path)
 				return failure(DOCA_ERROR_INVALID_VALUE, "only one JSON file may be given");
 			json_path = value;
 			continue;
-		case Builtin::kGrpcAddress:
+		case Builtin::grpc_address:
 			assignment.text = value;
 			break;
 		default:
@@ -342,7 +342,7 @@ std::optional<Failure> Parser::parse_json_text(std::string_view text, Assignment
 	// One JSON value of a flag (an array element for multi-value flags) into an assignment.
 	auto convert = [&](const std::string &key, const doca_argp_param *param, Builtin builtin,
 			   const json &value) -> std::optional<Failure> {
-		Assignment assignment{param, builtin, Origin::kJson, {}, 0, false};
+		Assignment assignment{param, builtin, Origin::json, {}, 0, false};
 		auto wrong_type = [&](const char *expected) {
 			return failure(DOCA_ERROR_INVALID_VALUE, "JSON key \"" + key + "\" expects " + expected +
 								     ", got " + json_type_name(value));
@@ -359,12 +359,12 @@ std::optional<Failure> Parser::parse_json_text(std::string_view text, Assignment
 			}
 			return std::nullopt;
 		};
-		if (builtin == Builtin::kLogLevel || builtin == Builtin::kSdkLogLevel) {
+		if (builtin == Builtin::log_level || builtin == Builtin::sdk_log_level) {
 			auto level = as_int();
 			if (!level || !is_log_level(*level))
 				return wrong_type("a log level between 10 and 70");
 			assignment.integer = *level;
-		} else if (builtin == Builtin::kGrpcAddress) {
+		} else if (builtin == Builtin::grpc_address) {
 			if (!value.is_string())
 				return wrong_type("a string");
 			assignment.text = value.get<std::string>();
@@ -399,17 +399,17 @@ std::optional<Failure> Parser::parse_json_text(std::string_view text, Assignment
 	auto apply_flags = [&](const json &object, bool program_flags_allowed,
 			       bool builtins_allowed) -> std::optional<Failure> {
 		for (const auto &[key, value] : object.items()) {
-			Builtin builtin = Builtin::kNone;
+			Builtin builtin = Builtin::none;
 			const doca_argp_param *param = nullptr;
 			if (builtins_allowed && key == "log-level")
-				builtin = Builtin::kLogLevel;
+				builtin = Builtin::log_level;
 			else if (builtins_allowed && key == "sdk-log-level")
-				builtin = Builtin::kSdkLogLevel;
+				builtin = Builtin::sdk_log_level;
 			else if (builtins_allowed && grpc_program_ && key == "grpc-address")
-				builtin = Builtin::kGrpcAddress;
+				builtin = Builtin::grpc_address;
 			else if (program_flags_allowed)
 				param = find_long(key);
-			if (builtin == Builtin::kNone && param == nullptr)
+			if (builtin == Builtin::none && param == nullptr)
 				return failure(DOCA_ERROR_NOT_SUPPORTED, "unknown JSON key \"" + key + "\"");
 			if (param != nullptr && param->cli_only)
 				return failure(DOCA_ERROR_NOT_SUPPORTED,
@@ -517,10 +517,10 @@ std::optional<Failure> Parser::finish(Assignments json_assignments, Assignments 
 					earlier = assignment;
 					replaced = true;
 				}
-			} else if (assignment.origin == Origin::kCommandLine) {
+			} else if (assignment.origin == Origin::command_line) {
 				// Values from the command line replace the JSON list instead of extending it.
 				std::erase_if(merged, [&](const Assignment &earlier) {
-					return same_flag(earlier, assignment) && earlier.origin == Origin::kJson;
+					return same_flag(earlier, assignment) && earlier.origin == Origin::json;
 				});
 			}
 			if (!replaced)
@@ -540,15 +540,15 @@ std::optional<Failure> Parser::finish(Assignments json_assignments, Assignments 
 
 	for (const Assignment &assignment : merged) {
 		switch (assignment.builtin) {
-		case Builtin::kLogLevel:
+		case Builtin::log_level:
 			log_level_ = assignment.integer;
 			doca_log_level_set_global_lower_limit(static_cast<uint32_t>(assignment.integer));
 			continue;
-		case Builtin::kSdkLogLevel:
+		case Builtin::sdk_log_level:
 			sdk_log_level_ = assignment.integer;
 			doca_log_level_set_global_sdk_limit(static_cast<uint32_t>(assignment.integer));
 			continue;
-		case Builtin::kGrpcAddress:
+		case Builtin::grpc_address:
 			grpc_address_ = assignment.text;
 			continue;
 		default:

@@ -25,7 +25,7 @@ struct doca_argp_param {
 namespace softdpu::argp {
 
 // Flags the parser itself handles ("DOCA Flags").
-enum class Builtin { kNone, kHelp, kVersion, kLogLevel, kSdkLogLevel, kJson, kGrpcAddress };
+enum class Builtin { none, help, version, log_level, sdk_log_level, json, grpc_address };
 
 // A parse failure: the DOCA error plus a message for the user.
 struct Failure {
@@ -54,7 +54,7 @@ public:
 	std::optional<int> sdk_log_level() const { return sdk_log_level_; }
 
 private:
-	enum class Origin { kJson, kCommandLine };
+	enum class Origin { json, command_line };
 	struct Assignment {
 		const doca_argp_param *param; // nullptr for built-in flags
 		Builtin builtin;

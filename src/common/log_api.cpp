@@ -85,7 +85,7 @@ doca_error_t log_application(uint32_t level, int source, const char *fname, int 
 	va_list args;
 	va_start(args, format);
 	doca_error_t result =
-	    Logger::instance().log(Family::kApplication, level, source, nullptr, fname, line, func, format, args);
+	    Logger::instance().log(Family::application, level, source, nullptr, fname, line, func, format, args);
 	va_end(args);
 	return result;
 }
@@ -103,50 +103,50 @@ extern "C" {
 
 doca_error_t doca_log_backend_set_level_lower_limit(struct doca_log_backend *backend, uint32_t level)
 {
-	return set_limit(backend, Logger::Limit::kLower, level);
+	return set_limit(backend, Logger::Limit::lower, level);
 }
 
 doca_error_t doca_log_backend_set_level_upper_limit(struct doca_log_backend *backend, uint32_t upper_limit)
 {
-	return set_limit(backend, Logger::Limit::kUpper, upper_limit);
+	return set_limit(backend, Logger::Limit::upper, upper_limit);
 }
 
 doca_error_t doca_log_backend_set_level_lower_limit_strict(struct doca_log_backend *backend)
 {
 	if (backend == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return Logger::instance().make_backend_limit_strict(to_backend(backend), Logger::Limit::kLower);
+	return Logger::instance().make_backend_limit_strict(to_backend(backend), Logger::Limit::lower);
 }
 
 doca_error_t doca_log_backend_set_level_upper_limit_strict(struct doca_log_backend *backend)
 {
 	if (backend == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return Logger::instance().make_backend_limit_strict(to_backend(backend), Logger::Limit::kUpper);
+	return Logger::instance().make_backend_limit_strict(to_backend(backend), Logger::Limit::upper);
 }
 
 doca_error_t doca_log_level_set_global_lower_limit(uint32_t level)
 {
 	if (!is_valid_level(level))
 		return DOCA_ERROR_INVALID_VALUE;
-	return Logger::instance().set_global_limit(Logger::Limit::kLower, level);
+	return Logger::instance().set_global_limit(Logger::Limit::lower, level);
 }
 
 doca_error_t doca_log_level_set_global_upper_limit(uint32_t upper_limit)
 {
 	if (!is_valid_level(upper_limit))
 		return DOCA_ERROR_INVALID_VALUE;
-	return Logger::instance().set_global_limit(Logger::Limit::kUpper, upper_limit);
+	return Logger::instance().set_global_limit(Logger::Limit::upper, upper_limit);
 }
 
 uint32_t doca_log_level_get_global_lower_limit(void)
 {
-	return Logger::instance().global_limit(Logger::Limit::kLower);
+	return Logger::instance().global_limit(Logger::Limit::lower);
 }
 
 uint32_t doca_log_level_get_global_upper_limit(void)
 {
-	return Logger::instance().global_limit(Logger::Limit::kUpper);
+	return Logger::instance().global_limit(Logger::Limit::upper);
 }
 
 doca_error_t doca_log_register_source(const char *source_name, int *source)
@@ -163,23 +163,23 @@ doca_error_t doca_log_unregister_source(int source)
 
 doca_error_t doca_log_backend_create_with_file(FILE *fptr, struct doca_log_backend **backend)
 {
-	return create_file(Family::kApplication, fptr, backend);
+	return create_file(Family::application, fptr, backend);
 }
 
 doca_error_t doca_log_backend_create_with_fd(int fd, struct doca_log_backend **backend)
 {
-	return create_fd(Family::kApplication, fd, backend);
+	return create_fd(Family::application, fd, backend);
 }
 
 doca_error_t doca_log_backend_create_with_buffer(char *buffer, size_t capacity, log_flush_callback handler,
 						 struct doca_log_backend **backend)
 {
-	return create_buffer(Family::kApplication, buffer, capacity, handler, backend);
+	return create_buffer(Family::application, buffer, capacity, handler, backend);
 }
 
 doca_error_t doca_log_backend_create_with_syslog(const char *name, struct doca_log_backend **backend)
 {
-	return create_syslog(Family::kApplication, name, backend);
+	return create_syslog(Family::application, name, backend);
 }
 
 doca_error_t doca_log_backend_set_sdk_level(struct doca_log_backend *backend, uint32_t level)
@@ -191,23 +191,23 @@ doca_error_t doca_log_backend_set_sdk_level(struct doca_log_backend *backend, ui
 
 doca_error_t doca_log_backend_create_with_file_sdk(FILE *fptr, struct doca_log_backend **backend)
 {
-	return create_file(Family::kSdk, fptr, backend);
+	return create_file(Family::sdk, fptr, backend);
 }
 
 doca_error_t doca_log_backend_create_with_fd_sdk(int fd, struct doca_log_backend **backend)
 {
-	return create_fd(Family::kSdk, fd, backend);
+	return create_fd(Family::sdk, fd, backend);
 }
 
 doca_error_t doca_log_backend_create_with_buffer_sdk(char *buffer, size_t capacity, log_flush_callback handler,
 						     struct doca_log_backend **backend)
 {
-	return create_buffer(Family::kSdk, buffer, capacity, handler, backend);
+	return create_buffer(Family::sdk, buffer, capacity, handler, backend);
 }
 
 doca_error_t doca_log_backend_create_with_syslog_sdk(const char *name, struct doca_log_backend **backend)
 {
-	return create_syslog(Family::kSdk, name, backend);
+	return create_syslog(Family::sdk, name, backend);
 }
 
 doca_error_t doca_log_level_set_global_sdk_limit(uint32_t level)
@@ -237,7 +237,7 @@ doca_error_t doca_log(uint32_t level, int source, const char *fname, int line, c
 		return DOCA_SUCCESS;
 	va_list args;
 	va_start(args, format);
-	doca_error_t result = logger.log(Family::kApplication, level, source, nullptr, fname, line, func, format, args);
+	doca_error_t result = logger.log(Family::application, level, source, nullptr, fname, line, func, format, args);
 	va_end(args);
 	return result;
 }
@@ -275,7 +275,7 @@ doca_error_t doca_log_rate_limit(uint32_t level, int source, const char *fname, 
 		return result;
 	va_list args;
 	va_start(args, format);
-	result = logger.log(Family::kApplication, level, source, nullptr, fname, line, func, format, args);
+	result = logger.log(Family::application, level, source, nullptr, fname, line, func, format, args);
 	va_end(args);
 	return result;
 }
@@ -312,7 +312,7 @@ void priv_doca_sdk_log(uint32_t level, const char *file, int line, const char *f
 		return;
 	va_list args;
 	va_start(args, format);
-	Logger::instance().log(Family::kSdk, level, 0, nullptr, file, line, func, format, args);
+	Logger::instance().log(Family::sdk, level, 0, nullptr, file, line, func, format, args);
 	va_end(args);
 }
 

@@ -192,14 +192,14 @@ bool Backend::accepts(uint32_t level) const noexcept
 {
 	if (level <= kMinLevel)
 		return false;
-	if (family_ == Family::kSdk)
+	if (family_ == Family::sdk)
 		return level <= sdk_level_;
 	return level >= std::max(upper_, upper_floor_) && level <= std::min(lower_, lower_cap_);
 }
 
 uint32_t Backend::most_verbose_level() const noexcept
 {
-	if (family_ == Family::kSdk)
+	if (family_ == Family::sdk)
 		return sdk_level_ > kMinLevel ? sdk_level_ : 0;
 	uint32_t lower = std::min(lower_, lower_cap_);
 	uint32_t upper = std::max(upper_, upper_floor_);
@@ -275,7 +275,7 @@ doca_error_t Logger::add_backend(std::unique_ptr<Backend> backend, Backend **out
 		backend->sdk_level_ = global_sdk_;
 		Backend *raw = backend.get();
 		backends_.push_back(std::move(backend));
-		if (raw->family() == Family::kSdk)
+		if (raw->family() == Family::sdk)
 			have_sdk_backend_ = true;
 		refresh_fast_path_locked();
 		if (out)
@@ -289,9 +289,9 @@ doca_error_t Logger::add_backend(std::unique_ptr<Backend> backend, Backend **out
 doca_error_t Logger::create_standard() noexcept
 {
 	try {
-		auto out = make_stream_backend(Family::kApplication, stdout);
+		auto out = make_stream_backend(Family::application, stdout);
 		out->upper_floor_ = 50; // INFO and more verbose
-		auto err = make_stream_backend(Family::kApplication, stderr);
+		auto err = make_stream_backend(Family::application, stderr);
 		err->lower_cap_ = 40; // WARNING and more severe
 		doca_error_t result = add_backend(std::move(out), nullptr);
 		if (result != DOCA_SUCCESS)
@@ -320,9 +320,9 @@ doca_error_t Logger::set_backend_limit(Backend *backend, Limit which, uint32_t l
 {
 	std::lock_guard lock(mutex_);
 	Backend *found = find_locked(backend);
-	if (found == nullptr || found->family() != Family::kApplication)
+	if (found == nullptr || found->family() != Family::application)
 		return DOCA_ERROR_INVALID_VALUE;
-	if (which == Limit::kLower) {
+	if (which == Limit::lower) {
 		if (found->lower_strict_)
 			return DOCA_ERROR_NOT_PERMITTED;
 		found->lower_ = level;
@@ -339,9 +339,9 @@ doca_error_t Logger::make_backend_limit_strict(Backend *backend, Limit which) no
 {
 	std::lock_guard lock(mutex_);
 	Backend *found = find_locked(backend);
-	if (found == nullptr || found->family() != Family::kApplication)
+	if (found == nullptr || found->family() != Family::application)
 		return DOCA_ERROR_INVALID_VALUE;
-	(which == Limit::kLower ? found->lower_strict_ : found->upper_strict_) = true;
+	(which == Limit::lower ? found->lower_strict_ : found->upper_strict_) = true;
 	return DOCA_SUCCESS;
 }
 
@@ -349,7 +349,7 @@ doca_error_t Logger::set_backend_sdk_level(Backend *backend, uint32_t level) noe
 {
 	std::lock_guard lock(mutex_);
 	Backend *found = find_locked(backend);
-	if (found == nullptr || found->family() != Family::kSdk)
+	if (found == nullptr || found->family() != Family::sdk)
 		return DOCA_ERROR_INVALID_VALUE;
 	found->sdk_level_ = level;
 	refresh_fast_path_locked();
@@ -359,13 +359,13 @@ doca_error_t Logger::set_backend_sdk_level(Backend *backend, uint32_t level) noe
 doca_error_t Logger::set_global_limit(Limit which, uint32_t level) noexcept
 {
 	std::lock_guard lock(mutex_);
-	(which == Limit::kLower ? global_lower_ : global_upper_) = level;
+	(which == Limit::lower ? global_lower_ : global_upper_) = level;
 	for (auto &backend : backends_) {
-		if (backend->family() != Family::kApplication)
+		if (backend->family() != Family::application)
 			continue;
-		if (which == Limit::kLower && !backend->lower_strict_)
+		if (which == Limit::lower && !backend->lower_strict_)
 			backend->lower_ = level;
-		if (which == Limit::kUpper && !backend->upper_strict_)
+		if (which == Limit::upper && !backend->upper_strict_)
 			backend->upper_ = level;
 	}
 	refresh_fast_path_locked();
@@ -375,7 +375,7 @@ doca_error_t Logger::set_global_limit(Limit which, uint32_t level) noexcept
 uint32_t Logger::global_limit(Limit which) noexcept
 {
 	std::lock_guard lock(mutex_);
-	return which == Limit::kLower ? global_lower_ : global_upper_;
+	return which == Limit::lower ? global_lower_ : global_upper_;
 }
 
 doca_error_t Logger::set_global_sdk_limit(uint32_t level) noexcept
@@ -383,7 +383,7 @@ doca_error_t Logger::set_global_sdk_limit(uint32_t level) noexcept
 	std::lock_guard lock(mutex_);
 	global_sdk_ = level;
 	for (auto &backend : backends_)
-		if (backend->family() == Family::kSdk)
+		if (backend->family() == Family::sdk)
 			backend->sdk_level_ = level;
 	refresh_fast_path_locked();
 	return DOCA_SUCCESS;
@@ -400,7 +400,7 @@ void Logger::refresh_fast_path_locked() noexcept
 	uint32_t application = 0;
 	uint32_t sdk = 0;
 	for (const auto &backend : backends_) {
-		uint32_t &most_verbose = backend->family() == Family::kApplication ? application : sdk;
+		uint32_t &most_verbose = backend->family() == Family::application ? application : sdk;
 		most_verbose = std::max(most_verbose, backend->most_verbose_level());
 	}
 	// Without any SDK backend, errors inside the library still reach stderr (doca_log.h), unless
@@ -450,14 +450,14 @@ doca_error_t Logger::log(Family family, uint32_t level, int source, const char *
 		clock_gettime(CLOCK_REALTIME, &record.time);
 		record.pid = getpid();
 		std::string sdk_name;
-		if (family == Family::kSdk) {
+		if (family == Family::sdk) {
 			sdk_name = source_name ? std::string(source_name) : sdk_source_name(file);
 			record.source = sdk_name;
 		}
 
 		std::lock_guard lock(mutex_);
 		inside_logger = true;
-		if (family == Family::kApplication) {
+		if (family == Family::application) {
 			bool known = source > 0 && static_cast<size_t>(source) < sources_.size() && sources_[source];
 			record.source = known ? std::string_view(*sources_[source]) : std::string_view("UNKNOWN");
 		}
@@ -465,7 +465,7 @@ doca_error_t Logger::log(Family family, uint32_t level, int source, const char *
 		for (const auto &backend : backends_)
 			if (backend->family() == family && backend->accepts(level))
 				backend->write(record, formatted);
-		if (family == Family::kSdk && !have_sdk_backend_ && sdk_enabled(level)) {
+		if (family == Family::sdk && !have_sdk_backend_ && sdk_enabled(level)) {
 			std::fwrite(formatted.data(), 1, formatted.size(), stderr);
 			std::fflush(stderr);
 		}

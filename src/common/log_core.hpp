@@ -56,7 +56,7 @@ std::string format_line(const Record &record);
 // The same without time and pid (syslog adds those) and without the newline.
 std::string format_syslog_line(const Record &record);
 
-enum class Family { kApplication, kSdk };
+enum class Family { application, sdk };
 
 class Backend {
 public:
@@ -111,7 +111,7 @@ public:
 	doca_error_t create_standard() noexcept;
 	bool owns(const Backend *backend) noexcept;
 
-	enum class Limit { kLower, kUpper };
+	enum class Limit { lower, upper };
 	doca_error_t set_backend_limit(Backend *backend, Limit which, uint32_t level) noexcept;
 	doca_error_t make_backend_limit_strict(Backend *backend, Limit which) noexcept;
 	doca_error_t set_backend_sdk_level(Backend *backend, uint32_t level) noexcept;

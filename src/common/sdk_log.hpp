@@ -7,7 +7,7 @@
 namespace softdpu::log {
 
 // Numeric DOCA log levels (doca_log.h: enum doca_log_level).
-enum Level : uint32_t { kCrit = 20, kError = 30, kWarning = 40, kInfo = 50, kDebug = 60, kTrace = 70 };
+enum class Level : uint32_t { crit = 20, error = 30, warning = 40, info = 50, debug = 60, trace = 70 };
 
 } // namespace softdpu::log
 
@@ -27,11 +27,11 @@ void priv_doca_sdk_log(uint32_t level, const char *file, int line, const char *f
 
 #define SOFTDPU_SDK_LOG(level, ...)                                                                                    \
 	do {                                                                                                           \
-		if (priv_doca_sdk_log_enabled(level))                                                                  \
-			priv_doca_sdk_log(level, __FILE__, __LINE__, __func__, __VA_ARGS__);                           \
+		if (priv_doca_sdk_log_enabled(static_cast<uint32_t>(level)))                                                                  \
+			priv_doca_sdk_log(static_cast<uint32_t>(level), __FILE__, __LINE__, __func__, __VA_ARGS__);                           \
 	} while (0)
-#define SDK_LOG_CRIT(...) SOFTDPU_SDK_LOG(softdpu::log::kCrit, __VA_ARGS__)
-#define SDK_LOG_ERR(...) SOFTDPU_SDK_LOG(softdpu::log::kError, __VA_ARGS__)
-#define SDK_LOG_WARN(...) SOFTDPU_SDK_LOG(softdpu::log::kWarning, __VA_ARGS__)
-#define SDK_LOG_INFO(...) SOFTDPU_SDK_LOG(softdpu::log::kInfo, __VA_ARGS__)
-#define SDK_LOG_DBG(...) SOFTDPU_SDK_LOG(softdpu::log::kDebug, __VA_ARGS__)
+#define SDK_LOG_CRIT(...) SOFTDPU_SDK_LOG(softdpu::log::Level::crit, __VA_ARGS__)
+#define SDK_LOG_ERR(...) SOFTDPU_SDK_LOG(softdpu::log::Level::error, __VA_ARGS__)
+#define SDK_LOG_WARN(...) SOFTDPU_SDK_LOG(softdpu::log::Level::warning, __VA_ARGS__)
+#define SDK_LOG_INFO(...) SOFTDPU_SDK_LOG(softdpu::log::Level::info, __VA_ARGS__)
+#define SDK_LOG_DBG(...) SOFTDPU_SDK_LOG(softdpu::log::Level::debug, __VA_ARGS__)

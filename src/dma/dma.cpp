@@ -200,14 +200,14 @@ doca_dma::Execution doca_dma::on_submit(doca_task *task) noexcept
 	// A bad task fails the way hardware fails it: through the error callback, later.
 	task->status = check_memcpy(*memcpy_task, &total, &cross_process, true);
 	if (task->status != DOCA_SUCCESS)
-		return Execution::kDone;
+		return Execution::done;
 	if (total < (cross_process ? xproc_engine_threshold_ : engine_threshold_)) {
 		task->status = softdpu::dma::copy_buffer_lists(memcpy_task->src, memcpy_task->dst);
-		return Execution::kDone;
+		return Execution::done;
 	}
 	task->engine_job.run = &doca_dma::run_on_engine;
 	hand_to_engine(task);
-	return Execution::kOnEngine;
+	return Execution::on_engine;
 }
 
 doca_dma::Execution doca_dma::execute(doca_task *task) noexcept
@@ -215,7 +215,7 @@ doca_dma::Execution doca_dma::execute(doca_task *task) noexcept
 	// Nothing is ever left not-ready by on_submit; kept for completeness of the contract.
 	auto *memcpy_task = static_cast<doca_dma_task_memcpy *>(task);
 	task->status = softdpu::dma::copy_buffer_lists(memcpy_task->src, memcpy_task->dst);
-	return Execution::kDone;
+	return Execution::done;
 }
 
 void doca_dma::run_on_engine(softdpu::device::EngineJob *job) noexcept

@@ -607,7 +607,7 @@ doca_sync_event::Execution doca_sync_event::run(doca_task *task) noexcept
 		// Notify tasks change the exporter's value: same protocol as update_set/add.
 		if (!begin_change()) {
 			task->status = DOCA_ERROR_NOT_CONNECTED;
-			return Execution::kDone;
+			return Execution::done;
 		}
 		const Execution done = run_locally(task, value);
 		end_change();
@@ -616,17 +616,17 @@ doca_sync_event::Execution doca_sync_event::run(doca_task *task) noexcept
 	if (shared_entry_ != nullptr && task->type == kTaskWaitGt) {
 		const auto *wait_task = static_cast<const doca_sync_event_task_wait_gt *>(task);
 		if ((value.load(std::memory_order_acquire) & wait_task->mask) > wait_task->wait_val)
-			return Execution::kDone;
+			return Execution::done;
 		const uint64_t now = now_ns();
 		if (now >= next_peer_check_ns_) {
 			next_peer_check_ns_ = now + kPeerCheckPeriodNs;
 			const doca_error_t state = shared_state();
 			if (state != DOCA_SUCCESS) {
 				task->status = state;
-				return Execution::kDone;
+				return Execution::done;
 			}
 		}
-		return Execution::kNotReady;
+		return Execution::not_ready;
 	}
 	return run_locally(task, value);
 }
@@ -641,29 +641,29 @@ doca_sync_event::Execution doca_sync_event::run_locally(doca_task *task, std::at
 			task->status = DOCA_ERROR_INVALID_VALUE;
 		else
 			*get_task->ret_val_ptr = value.load(std::memory_order_acquire);
-		return Execution::kDone;
+		return Execution::done;
 	}
 	case kTaskNotifySet:
 		value.store(static_cast<doca_sync_event_task_notify_set *>(task)->set_val, std::memory_order_seq_cst);
 		value_changed();
-		return Execution::kDone;
+		return Execution::done;
 	case kTaskNotifyAdd: {
 		auto *add_task = static_cast<doca_sync_event_task_notify_add *>(task);
 		const uint64_t previous = value.fetch_add(add_task->inc_val, std::memory_order_seq_cst);
 		if (add_task->fetched_val_ptr != nullptr)
 			*add_task->fetched_val_ptr = previous;
 		value_changed();
-		return Execution::kDone;
+		return Execution::done;
 	}
 	case kTaskWaitGt: {
 		const auto *wait_task = static_cast<const doca_sync_event_task_wait_gt *>(task);
 		if ((value.load(std::memory_order_acquire) & wait_task->mask) > wait_task->wait_val)
-			return Execution::kDone;
-		return Execution::kNotReady;
+			return Execution::done;
+		return Execution::not_ready;
 	}
 	default:
 		task->status = DOCA_ERROR_INVALID_VALUE;
-		return Execution::kDone;
+		return Execution::done;
 	}
 }
 

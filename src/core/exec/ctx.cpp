@@ -134,7 +134,7 @@ doca_error_t doca_ctx::alloc_task_impl(softdpu::exec::TaskPoolBase &pool, doca_t
 	doca_task *allocated = pool.acquire();
 	if (allocated == nullptr)
 		return DOCA_ERROR_NO_MEMORY;
-	allocated->state = doca_task::State::kOwned;
+	allocated->state = doca_task::State::owned;
 	allocated->status = DOCA_SUCCESS;
 	allocated->user_data = {};
 	allocated->graph_run = nullptr;
@@ -145,9 +145,9 @@ doca_error_t doca_ctx::alloc_task_impl(softdpu::exec::TaskPoolBase &pool, doca_t
 
 void doca_ctx::free_task(doca_task *task) noexcept
 {
-	if (task->state != doca_task::State::kOwned) {
+	if (task->state != doca_task::State::owned) {
 		SDK_LOG_ERR("doca_task_free: task %p is %s; ignored", static_cast<void *>(task),
-			    task->state == doca_task::State::kSubmitted ? "still submitted" : "already free");
+			    task->state == doca_task::State::submitted ? "still submitted" : "already free");
 		return;
 	}
 	task->pool->release(task);
@@ -158,19 +158,19 @@ doca_error_t doca_ctx::submit(doca_task *task) noexcept
 {
 	if (doca_unlikely(state_ != DOCA_CTX_STATE_RUNNING))
 		return DOCA_ERROR_BAD_STATE;
-	if (doca_unlikely(task->state != doca_task::State::kOwned))
-		return task->state == doca_task::State::kSubmitted ? DOCA_ERROR_IN_USE : DOCA_ERROR_BAD_STATE;
-	task->state = doca_task::State::kSubmitted;
+	if (doca_unlikely(task->state != doca_task::State::owned))
+		return task->state == doca_task::State::submitted ? DOCA_ERROR_IN_USE : DOCA_ERROR_BAD_STATE;
+	task->state = doca_task::State::submitted;
 	task->status = DOCA_SUCCESS;
 	++inflight_;
 	switch (on_submit(task)) {
-	case Execution::kDone:
+	case Execution::done:
 		done_.push_back(task);
 		break;
-	case Execution::kNotReady:
+	case Execution::not_ready:
 		not_ready_.push_back(task);
 		break;
-	case Execution::kOnEngine:
+	case Execution::on_engine:
 		break;
 	}
 	return DOCA_SUCCESS;
@@ -180,7 +180,7 @@ doca_error_t doca_ctx::try_submit(doca_task *task) noexcept
 {
 	if (state_ != DOCA_CTX_STATE_RUNNING)
 		return DOCA_ERROR_BAD_STATE;
-	if (task->state != doca_task::State::kOwned)
+	if (task->state != doca_task::State::owned)
 		return DOCA_ERROR_INVALID_VALUE;
 	const doca_error_t result = validate(task);
 	if (result != DOCA_SUCCESS)
@@ -206,7 +206,7 @@ void doca_ctx::complete_from_engine_impl(doca_task *task) noexcept
 void doca_ctx::deliver(doca_task *task) noexcept
 {
 	--inflight_;
-	task->state = doca_task::State::kOwned;
+	task->state = doca_task::State::owned;
 	bool failed = task->status != DOCA_SUCCESS;
 	if (state_ == DOCA_CTX_STATE_STOPPING && !failed) {
 		// Once a context is stopping every remaining task is flushed (docs/execution-model.md).
@@ -246,14 +246,14 @@ bool doca_ctx::progress_impl()
 			continue;
 		}
 		switch (execute(task)) {
-		case Execution::kDone:
+		case Execution::done:
 			deliver(task);
 			progressed = true;
 			break;
-		case Execution::kNotReady:
+		case Execution::not_ready:
 			not_ready_.push_back(task);
 			break;
-		case Execution::kOnEngine:
+		case Execution::on_engine:
 			progressed = true;
 			break;
 		}

@@ -76,9 +76,9 @@ public:
 protected:
 	// What happened to a task handed to execute().
 	enum class Execution {
-		kDone,     // finished; task->status holds the result
-		kOnEngine, // handed to an engine thread; it calls complete_from_engine()
-		kNotReady, // cannot make progress yet (e.g. waiting for a condition); try again later
+		done,     // finished; task->status holds the result
+		on_engine, // handed to an engine thread; it calls complete_from_engine()
+		not_ready, // cannot make progress yet (e.g. waiting for a condition); try again later
 	};
 
 	// Library hooks.

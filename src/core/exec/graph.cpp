@@ -287,7 +287,7 @@ doca_error_t doca_graph_instance::submit() noexcept
 			SDK_LOG_ERR("failed to submit graph instance: node %u has no data", node->index);
 			return DOCA_ERROR_INVALID_VALUE;
 		}
-		if (run.task != nullptr && run.task->state != doca_task::State::kOwned) {
+		if (run.task != nullptr && run.task->state != doca_task::State::owned) {
 			SDK_LOG_ERR("failed to submit graph instance: the task of node %u is submitted or freed",
 				    node->index);
 			return DOCA_ERROR_INVALID_VALUE;

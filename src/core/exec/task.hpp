@@ -17,9 +17,9 @@ class TaskPoolBase;
 
 struct doca_task {
 	enum class State : uint8_t {
-		kFree,      // in its context's pool
-		kOwned,     // allocated, held by the application
-		kSubmitted, // owned by DOCA until its completion is delivered
+		free,      // in its context's pool
+		owned,     // allocated, held by the application
+		submitted, // owned by DOCA until its completion is delivered
 	};
 
 	doca_ctx *ctx = nullptr;
@@ -29,7 +29,7 @@ struct doca_task {
 	doca_task_completion_cb_t on_success = nullptr;
 	doca_task_completion_cb_t on_error = nullptr;
 	doca_error_t status = DOCA_SUCCESS;
-	State state = State::kFree;
+	State state = State::free;
 	uint16_t type = 0; // the context's own task-type number
 	// Set while the task runs as a node of a graph instance: the graph gets the completion.
 	softdpu::exec::GraphNodeRun *graph_run = nullptr;

@@ -28,7 +28,7 @@ public:
 
 	void release(doca_task *task) noexcept
 	{
-		task->state = doca_task::State::kFree;
+		task->state = doca_task::State::free;
 		task->graph_run = nullptr;
 		task->next = free_;
 		free_ = task;
@@ -63,7 +63,7 @@ public:
 			task.type = type;
 			task.on_success = on_success;
 			task.on_error = on_error;
-			task.state = doca_task::State::kFree;
+			task.state = doca_task::State::free;
 			task.next = free_;
 			free_ = &task;
 		}

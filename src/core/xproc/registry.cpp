@@ -248,7 +248,7 @@ doca_error_t Registry::publish(ExportKind kind, uint64_t base, uint64_t length, 
 	e.secret[1].store(secret[1], std::memory_order_relaxed);
 	std::atomic_ref<uint64_t>(s.value).store(0, std::memory_order_relaxed);
 	s.waiters.store(0, std::memory_order_relaxed);
-	e.state.store(kEntryActive, std::memory_order_seq_cst);
+	e.state.store(entry_active, std::memory_order_seq_cst);
 
 	const ProcessIdentity &self = self_identity();
 	blob->kind = kind;
@@ -273,8 +273,8 @@ bool Registry::revoke(uint32_t index, std::chrono::milliseconds wait) noexcept
 {
 	RegistryEntry &e = entry(index);
 	SharedEntry &s = shared(index);
-	if (e.state.load(std::memory_order_seq_cst) == kEntryActive) {
-		e.state.store(kEntryRevoked, std::memory_order_seq_cst);
+	if (e.state.load(std::memory_order_seq_cst) == entry_active) {
+		e.state.store(entry_revoked, std::memory_order_seq_cst);
 		// Wake sync-event waiters so they notice.
 		s.futex_word.fetch_add(1, std::memory_order_seq_cst);
 		if (s.waiters.load(std::memory_order_seq_cst) != 0)
@@ -316,7 +316,7 @@ void Registry::release(uint32_t index) noexcept
 
 void Registry::quarantine(uint32_t index) noexcept
 {
-	entry(index).state.store(kEntryQuarantined, std::memory_order_seq_cst);
+	entry(index).state.store(entry_quarantined, std::memory_order_seq_cst);
 }
 
 // ---- Import ----
@@ -435,7 +435,7 @@ doca_error_t Import::open(const ExportBlob &blob, std::unique_ptr<Import> *out) 
 	import->entry_ = &e;
 	import->shared_ = &s;
 	const auto matches = [&]() {
-		return e.state.load(std::memory_order_seq_cst) == kEntryActive &&
+		return e.state.load(std::memory_order_seq_cst) == entry_active &&
 		       e.generation.load(std::memory_order_seq_cst) == blob.generation;
 	};
 	if (!matches()) {
@@ -543,7 +543,7 @@ bool Import::same_address_space() const noexcept
 
 bool Import::export_active() const noexcept
 {
-	return entry_->state.load(std::memory_order_seq_cst) == kEntryActive &&
+	return entry_->state.load(std::memory_order_seq_cst) == entry_active &&
 	       entry_->generation.load(std::memory_order_seq_cst) == blob_.generation;
 }
 

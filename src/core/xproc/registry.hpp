@@ -43,7 +43,7 @@ inline constexpr uint32_t kRegistryVersion = 2;
 inline constexpr uint32_t kRegistryEntries = 1024;
 inline constexpr uint32_t kAccessorSlots = 16;
 
-enum EntryState : uint32_t { kEntryFree = 0, kEntryActive = 1, kEntryRevoked = 2, kEntryQuarantined = 3 };
+enum EntryState : uint32_t { entry_free = 0, entry_active = 1, entry_revoked = 2, entry_quarantined = 3 };
 
 // ---- The access rules: written by the exporter only ----
 
