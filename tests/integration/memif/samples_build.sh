@@ -35,5 +35,5 @@ for name in gen sink responder; do
 	fi
 done
 "$out/memif_responder" --help | grep -q -- '--ip'
-"$source_dir/tests/memif/ours.sh" "$out" --count 50000 --size 1500 -- --count 50000 --size 1500
+"$source_dir/tests/integration/memif/ours.sh" "$out" --count 50000 --size 1500 -- --count 50000 --size 1500
 echo "memif samples: built with pkg-config libmemif and passed"
