@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/bytes.hpp"
 #include "common/regular_file.hpp"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <elf.h>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -30,6 +32,10 @@
 extern char **environ;
 
 namespace {
+
+using softdpu::common::hex;
+using softdpu::common::load_le;
+using softdpu::common::parse_hex;
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json; // keys in the documented order
@@ -109,13 +115,6 @@ struct Failure {
 	throw Failure{message};
 }
 
-std::string hex(uint64_t value)
-{
-	char text[24];
-	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-	return text;
-}
-
 // Whole files of the host or guest (regular files only: a FIFO or device named by mistake is
 // refused, never opened to block).
 std::string read_file(const fs::path &path, size_t max_bytes = kMaxTextFile)
@@ -141,25 +140,6 @@ void write_file(const fs::path &path, std::string_view data)
 	fs::rename(temporary, path, ec);
 	if (ec)
 		fail(path.string() + ": " + ec.message());
-}
-
-std::optional<uint64_t> parse_hex(std::string_view text)
-{
-	if (text.starts_with("0x") || text.starts_with("0X"))
-		text.remove_prefix(2);
-	if (text.empty() || text.size() > 16)
-		return std::nullopt;
-	uint64_t value = 0;
-	for (char c : text) {
-		const char lower = static_cast<char>(c | 0x20);
-		if (c >= '0' && c <= '9')
-			value = value * 16 + static_cast<uint64_t>(c - '0');
-		else if (lower >= 'a' && lower <= 'f')
-			value = value * 16 + static_cast<uint64_t>(lower - 'a' + 10);
-		else
-			return std::nullopt;
-	}
-	return value;
 }
 
 std::vector<std::string_view> split_lines(std::string_view text)
@@ -272,13 +252,12 @@ Iomem parse_iomem(std::string_view text, const std::string &origin)
 // ---------------------------------------------------------------------------------------------
 // ELF64 (the uncompressed kernel): sections by name, bytes at a virtual address.
 
+// A little-endian T (an integer or an <elf.h> structure) at `offset`; a short file is an error.
 template <typename T> T load(std::string_view data, size_t offset)
 {
-	T value{};
 	if (offset > data.size() || data.size() - offset < sizeof(T))
 		fail("truncated ELF file");
-	std::memcpy(&value, data.data() + offset, sizeof(T));
-	return value;
+	return load_le<T>(reinterpret_cast<const uint8_t *>(data.data()) + offset);
 }
 
 struct Section {
@@ -296,31 +275,28 @@ class Elf {
 public:
 	Elf(std::string data, std::string origin) : data_(std::move(data)), origin_(std::move(origin))
 	{
-		if (data_.size() < 64 || data_.compare(0, 4,
-						       "\x7f"
-						       "ELF") != 0)
+		if (data_.size() < sizeof(Elf64_Ehdr) || data_.compare(0, SELFMAG, ELFMAG) != 0)
 			fail(origin_ + ": not an ELF file");
-		if (data_[4] != 2 || data_[5] != 1)
+		const auto header = load<Elf64_Ehdr>(data_, 0);
+		if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
 			fail(origin_ + ": not a 64-bit little-endian ELF file");
-		if (load<uint16_t>(data_, 18) != 62)
+		if (header.e_machine != EM_X86_64)
 			fail(origin_ + ": not an x86-64 kernel");
-		const uint64_t table = load<uint64_t>(data_, 0x28);
-		const uint16_t entry = load<uint16_t>(data_, 0x3a);
-		const uint16_t count = load<uint16_t>(data_, 0x3c);
-		const uint16_t names_index = load<uint16_t>(data_, 0x3e);
-		if (entry != 64 || names_index >= count)
+		const uint16_t count = header.e_shnum;
+		const uint16_t names_index = header.e_shstrndx;
+		if (header.e_shentsize != sizeof(Elf64_Shdr) || names_index >= count)
 			fail(origin_ + ": bad section header table");
 		for (uint16_t i = 0; i < count; ++i) {
-			const size_t at = table + size_t{i} * 64;
+			const auto shdr = load<Elf64_Shdr>(data_, header.e_shoff + size_t{i} * sizeof(Elf64_Shdr));
 			Section section;
-			section.type = load<uint32_t>(data_, at + 4);
-			section.address = load<uint64_t>(data_, at + 16);
-			section.offset = load<uint64_t>(data_, at + 24);
-			section.size = load<uint64_t>(data_, at + 32);
-			section.link = load<uint32_t>(data_, at + 40);
-			section.entry_size = load<uint64_t>(data_, at + 56);
-			section.name_offset = load<uint32_t>(data_, at); // resolved below
-			if (section.type != 8 /* SHT_NOBITS */ &&
+			section.type = shdr.sh_type;
+			section.address = shdr.sh_addr;
+			section.offset = shdr.sh_offset;
+			section.size = shdr.sh_size;
+			section.link = shdr.sh_link;
+			section.entry_size = shdr.sh_entsize;
+			section.name_offset = shdr.sh_name; // resolved below
+			if (section.type != SHT_NOBITS &&
 			    (section.offset > data_.size() || section.size > data_.size() - section.offset))
 				fail(origin_ + ": section " + std::to_string(i) + " lies outside the file");
 			sections_.push_back(section);
@@ -342,7 +318,7 @@ public:
 
 	std::string_view bytes(const Section &section) const
 	{
-		if (section.type == 8)
+		if (section.type == SHT_NOBITS)
 			return {};
 		return std::string_view(data_).substr(section.offset, section.size);
 	}
@@ -359,7 +335,7 @@ public:
 	std::optional<uint64_t> file_offset(uint64_t address) const
 	{
 		for (const Section &section : sections_)
-			if (section.type != 8 && section.address != 0 && address >= section.address &&
+			if (section.type != SHT_NOBITS && section.address != 0 && address >= section.address &&
 			    address - section.address < section.size)
 				return section.offset + (address - section.address);
 		return std::nullopt;
@@ -405,15 +381,17 @@ void add_ksymtab(const Elf &elf, Symbols &symbols)
 void add_symtab(const Elf &elf, Symbols &symbols)
 {
 	const Section *table = elf.section(".symtab");
-	if (table == nullptr || table->entry_size != 24 || table->link >= elf.sections().size())
+	if (table == nullptr || table->entry_size != sizeof(Elf64_Sym) || table->link >= elf.sections().size())
 		return;
 	const Section &names = elf.sections()[table->link];
 	const std::string_view bytes = elf.bytes(*table);
-	for (uint64_t at = 0; at + 24 <= bytes.size(); at += 24) {
-		const uint32_t name = load<uint32_t>(bytes, at);
-		const uint8_t type = load<uint8_t>(bytes, at + 4) & 0xf;
-		const uint64_t value = load<uint64_t>(bytes, at + 8);
-		if (name == 0 || name >= names.size || value == 0 || type > 2 /* NOTYPE, OBJECT, FUNC */)
+	for (uint64_t at = 0; at + sizeof(Elf64_Sym) <= bytes.size(); at += sizeof(Elf64_Sym)) {
+		const auto symbol = load<Elf64_Sym>(bytes, at);
+		const uint32_t name = symbol.st_name;
+		const uint64_t value = symbol.st_value;
+		const unsigned type = ELF64_ST_TYPE(symbol.st_info);
+		if (name == 0 || name >= names.size || value == 0 ||
+		    (type != STT_NOTYPE && type != STT_OBJECT && type != STT_FUNC))
 			continue;
 		symbols.emplace(elf.c_string(names.offset + name), value);
 	}
