@@ -94,6 +94,35 @@ inline std::string hex(uint64_t value)
 	return text;
 }
 
+// "00ff...": two lower-case hex digits per byte, no prefix (digests, keys).
+inline std::string hex_bytes(std::span<const uint8_t> bytes)
+{
+	static constexpr char kDigits[] = "0123456789abcdef";
+	std::string out;
+	out.reserve(bytes.size() * 2);
+	for (uint8_t byte : bytes) {
+		out += kDigits[byte >> 4];
+		out += kDigits[byte & 15];
+	}
+	return out;
+}
+
+// The bytes `text` spells with two hex digits (either case) each, filling all of `out`; false
+// (and `out` partly written) when `text` is not exactly that.
+constexpr bool parse_hex_bytes(std::string_view text, std::span<uint8_t> out) noexcept
+{
+	if (text.size() != out.size() * 2)
+		return false;
+	for (size_t i = 0; i < out.size(); ++i) {
+		const int high = hex_digit(text[2 * i]);
+		const int low = hex_digit(text[2 * i + 1]);
+		if (high < 0 || low < 0)
+			return false;
+		out[i] = static_cast<uint8_t>(high << 4 | low);
+	}
+	return true;
+}
+
 // Little-endian integers in byte buffers. The caller checks the bounds. x86-64 and AArch64 Linux
 // are little-endian: the static_assert keeps the plain copies honest.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "little-endian hosts only");

@@ -88,6 +88,20 @@ TEST(Bytes, HexFormatsWithPrefixAndNoPadding)
 	EXPECT_EQ(parse_unsigned(hex(0x123456789a)), 0x123456789au) << "round trip";
 }
 
+TEST(Bytes, HexBytesRoundTripAndRefuseBadText)
+{
+	const std::array<uint8_t, 4> bytes{0x00, 0x9f, 0xa0, 0xff};
+	EXPECT_EQ(softdpu::common::hex_bytes(bytes), "009fa0ff");
+	EXPECT_EQ(softdpu::common::hex_bytes({}), "");
+	std::array<uint8_t, 4> out{};
+	EXPECT_TRUE(softdpu::common::parse_hex_bytes("009FA0ff", out));
+	EXPECT_EQ(out, bytes);
+	EXPECT_FALSE(softdpu::common::parse_hex_bytes("009fa0f", out)) << "odd length";
+	EXPECT_FALSE(softdpu::common::parse_hex_bytes("009fa0ff00", out)) << "too long for out";
+	EXPECT_FALSE(softdpu::common::parse_hex_bytes("009fa0fg", out)) << "not a hex digit";
+	EXPECT_FALSE(softdpu::common::parse_hex_bytes("0x9fa0ff", out)) << "no prefix";
+}
+
 TEST(Bytes, LittleEndianLoadsAndStores)
 {
 	const std::array<uint8_t, 11> bytes = {0xaa, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0xff, 0xff};
