@@ -93,7 +93,7 @@ void reject_unknown(const Json &object, const std::string &name, const std::stri
 	for (const auto &[key, value] : object.items()) {
 		(void)value;
 		if (std::find(known.begin(), known.end(), key) == known.end())
-			fail(name, path + "." + key, "unknown key");
+			fail(name, path + ("." + key), "unknown key");
 	}
 }
 

@@ -53,7 +53,7 @@ struct QueryRules {
 	bool null_when_empty = false;
 };
 
-template <typename T> std::unique_ptr<Snapshot<T>> new_snapshot(std::shared_ptr<System> system)
+template <typename T> std::unique_ptr<Snapshot<T>> new_snapshot(const std::shared_ptr<System> &system)
 {
 	if (allocation_should_fail())
 		return nullptr;

@@ -81,8 +81,9 @@ doca_error_t attest(System &state, const Process &process, const ExecHashMap &ma
 	return DOCA_SUCCESS;
 }
 
-doca_error_t attestation_snapshot(std::shared_ptr<System> state, const Process &process, const std::string &map_path,
-				  doca_apsh_attestation ***attestation, int *size, const char *function)
+doca_error_t attestation_snapshot(const std::shared_ptr<System> &state, const Process &process,
+				  const std::string &map_path, doca_apsh_attestation ***attestation, int *size,
+				  const char *function)
 {
 	ExecHashMap map;
 	if (Status status = load_exec_hash_map(map_path, map); !status.ok()) {
@@ -182,11 +183,12 @@ doca_error_t doca_apsh_attestation_get(doca_apsh_process *process, const char *e
 		SDK_LOG_ERR("doca_apsh_attestation_get: NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	const char *const api_name = __func__; // __func__ in the lambda would be "operator()"
 	return api_barrier(
 	    __func__,
 	    [&] {
 		    return attestation_snapshot(process->system, process->p, exec_hash_map_path, attestation,
-						attestation_size, __func__);
+						attestation_size, api_name);
 	    },
 	    DOCA_ERROR_INITIALIZATION);
 }
@@ -270,6 +272,7 @@ doca_error_t doca_apsh_yara_get(doca_apsh_process *process, enum doca_apsh_yara_
 		SDK_LOG_ERR("doca_apsh_yara_get: NULL argument or no rules");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	const char *const api_name = __func__; // __func__ in the lambda would be "operator()"
 	return api_barrier(
 	    __func__,
 	    [&]() -> doca_error_t {
@@ -294,7 +297,7 @@ doca_error_t doca_apsh_yara_get(doca_apsh_process *process, enum doca_apsh_yara_
 			    }
 		    }
 		    return yara_scan(process, YaraRules::builtin(), std::move(filter), scan_type, yara_matches,
-				     yara_matches_size, __func__);
+				     yara_matches_size, api_name);
 	    },
 	    DOCA_ERROR_INITIALIZATION);
 }
@@ -374,9 +377,10 @@ doca_error_t doca_apsh_user_yara_get(doca_apsh_process *process, const doca_apsh
 		SDK_LOG_ERR("doca_apsh_user_yara_get: NULL argument");
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	const char *const api_name = __func__; // __func__ in the lambda would be "operator()"
 	return api_barrier(
 	    __func__,
-	    [&] { return yara_scan(process, rules->rules, {}, scan_type, yara_matches, yara_matches_size, __func__); },
+	    [&] { return yara_scan(process, rules->rules, {}, scan_type, yara_matches, yara_matches_size, api_name); },
 	    DOCA_ERROR_INITIALIZATION);
 }
 

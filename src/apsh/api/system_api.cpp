@@ -86,7 +86,8 @@ doca_error_t doca_apsh_sys_os_symbol_map_set(doca_apsh_system *system, const cha
 	auto *target = system_of(system, __func__);
 	if (target == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return api_barrier(__func__, [&] { return target->set_symbol_map(system_os_symbol_map_path, __func__); });
+	const char *const api_name = __func__; // __func__ in the lambda would be "operator()"
+	return api_barrier(__func__, [&] { return target->set_symbol_map(system_os_symbol_map_path, api_name); });
 }
 
 doca_error_t doca_apsh_sys_mem_region_set(doca_apsh_system *system, const char *system_mem_region_path)
@@ -94,7 +95,8 @@ doca_error_t doca_apsh_sys_mem_region_set(doca_apsh_system *system, const char *
 	auto *target = system_of(system, __func__);
 	if (target == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return api_barrier(__func__, [&] { return target->set_mem_region(system_mem_region_path, __func__); });
+	const char *const api_name = __func__; // __func__ in the lambda would be "operator()"
+	return api_barrier(__func__, [&] { return target->set_mem_region(system_mem_region_path, api_name); });
 }
 
 doca_error_t doca_apsh_sys_kpgd_file_set(doca_apsh_system *system, const char *system_kpgd_file_path)
@@ -102,7 +104,8 @@ doca_error_t doca_apsh_sys_kpgd_file_set(doca_apsh_system *system, const char *s
 	auto *target = system_of(system, __func__);
 	if (target == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return api_barrier(__func__, [&] { return target->set_kpgd_file(system_kpgd_file_path, __func__); });
+	const char *const api_name = __func__; // __func__ in the lambda would be "operator()"
+	return api_barrier(__func__, [&] { return target->set_kpgd_file(system_kpgd_file_path, api_name); });
 }
 
 doca_error_t doca_apsh_sys_dev_set(doca_apsh_system *system, doca_dev_rep *dev)

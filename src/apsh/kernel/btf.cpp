@@ -250,7 +250,7 @@ std::optional<Btf::Member> Btf::find_member(uint32_t struct_id, std::string_view
 	bool has_bitfield_sizes = kind_flag_of(info);
 	// Named members first, so that an anonymous member never shadows a direct hit.
 	for (uint32_t i = 0; i < count; i++) {
-		const uint8_t *m = members + i * 12;
+		const uint8_t *m = members + size_t{i} * 12;
 		if (string_at(load_le<uint32_t>(m)) != wanted)
 			continue;
 		uint32_t offset = load_le<uint32_t>(m + 8);
@@ -261,7 +261,7 @@ std::optional<Btf::Member> Btf::find_member(uint32_t struct_id, std::string_view
 		return found;
 	}
 	for (uint32_t i = 0; i < count; i++) {
-		const uint8_t *m = members + i * 12;
+		const uint8_t *m = members + size_t{i} * 12;
 		if (load_le<uint32_t>(m) != 0 && !string_at(load_le<uint32_t>(m)).empty())
 			continue;
 		uint32_t offset = load_le<uint32_t>(m + 8);

@@ -43,7 +43,7 @@ Status Kallsyms::decode_tables(std::span<const uint8_t> names, std::span<const u
 	out.arena_.clear();
 	if (count == 0 || count > max_symbols)
 		return corrupt("implausible symbol count " + std::to_string(count));
-	if (token_index.size() < 256 * 2)
+	if (token_index.size() < size_t{256} * 2)
 		return corrupt("token index is short");
 	if (offsets.size() / 4 < count)
 		return corrupt("offset table is short");

@@ -87,8 +87,10 @@ Status GuestLinux::walk_maple_node(uint64_t encoded, uint64_t min, uint64_t max,
 	if (slots == 0 || slots > 64 || pivots >= slots)
 		return error(DOCA_ERROR_NOT_SUPPORTED, "maple node layout in BTF is not understood");
 	uint64_t pivot_values[64], slot_values[64];
-	if (!kernel().read_exact(node + pivot_field->offset, {reinterpret_cast<uint8_t *>(pivot_values), pivots * 8}) ||
-	    !kernel().read_exact(node + slot_field->offset, {reinterpret_cast<uint8_t *>(slot_values), slots * 8}))
+	if (!kernel().read_exact(node + pivot_field->offset,
+				 {reinterpret_cast<uint8_t *>(pivot_values), size_t{pivots} * 8}) ||
+	    !kernel().read_exact(node + slot_field->offset,
+				 {reinterpret_cast<uint8_t *>(slot_values), size_t{slots} * 8}))
 		return error(DOCA_ERROR_BAD_STATE, "maple tree node is unreadable");
 	uint64_t low = min;
 	for (uint32_t i = 0; i < slots; i++) {

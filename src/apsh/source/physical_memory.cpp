@@ -60,12 +60,12 @@ bool is_firmware_window(uint64_t start, uint64_t end)
 
 void parse_qemu_note(std::span<const uint8_t> desc, CpuHints &cpu)
 {
-	if (desc.size() < qemu_cpu_state_cr_offset + 5 * 8)
+	if (desc.size() < qemu_cpu_state_cr_offset + size_t{5} * 8)
 		return;
 	// Only the first vCPU's registers: all vCPUs share the kernel's page tables.
 	if (!cpu.cr3) {
-		cpu.cr3 = load_le<uint64_t>(desc, qemu_cpu_state_cr_offset + 3 * 8);
-		cpu.cr4 = load_le<uint64_t>(desc, qemu_cpu_state_cr_offset + 4 * 8);
+		cpu.cr3 = load_le<uint64_t>(desc, qemu_cpu_state_cr_offset + size_t{3} * 8);
+		cpu.cr4 = load_le<uint64_t>(desc, qemu_cpu_state_cr_offset + size_t{4} * 8);
 	}
 }
 
