@@ -130,8 +130,7 @@ struct LargeCopies {
 	}
 
 	// Copies `count` MiB with kDepth tasks in flight; `between_polls` runs between progress calls.
-	template <class Work>
-	void copy(int64_t count, Work between_polls)
+	template <class Work> void copy(int64_t count, Work between_polls)
 	{
 		completed = 0;
 		int64_t submitted = 0;
@@ -227,7 +226,7 @@ void BM_Dma1MiBOverlapWithCompute(benchmark::State &state)
 	benchmark::DoNotOptimize(sink);
 	state.counters["app_thread_free_fraction"] = fraction_sum / static_cast<double>(state.iterations());
 	state.counters["dma_GBps"] =
-		static_cast<double>(state.iterations() * kCopies * LargeCopies::kSize) / dma_seconds / 1e9;
+	    static_cast<double>(state.iterations() * kCopies * LargeCopies::kSize) / dma_seconds / 1e9;
 }
 BENCHMARK(BM_Dma1MiBOverlapWithCompute)->Unit(benchmark::kMillisecond)->UseRealTime();
 

@@ -70,8 +70,7 @@ doca_error_t doca_buf_arr_get_gpu_handle(const struct doca_buf_arr *buf_arr, str
 
 /* Gets the array's handle in DPA memory. INVALID_VALUE; BAD_STATE (not started); NOT_SUPPORTED (CPU array). */
 DOCA_EXPERIMENTAL
-doca_error_t doca_buf_arr_get_dpa_handle(const struct doca_buf_arr *buf_arr,
-					 struct doca_dpa_dev_buf_arr **dpa_buf_arr);
+doca_error_t doca_buf_arr_get_dpa_handle(const struct doca_buf_arr *buf_arr, struct doca_dpa_dev_buf_arr **dpa_buf_arr);
 
 #ifdef __cplusplus
 }

@@ -54,8 +54,7 @@ doca_error_t doca_buf_pool_get_num_elements(const struct doca_buf_pool *buf_pool
 
 /* Gets the number of free elements. INVALID_VALUE. */
 DOCA_STABLE
-doca_error_t doca_buf_pool_get_num_free_elements(const struct doca_buf_pool *buf_pool,
-						 uint32_t *num_of_free_elements);
+doca_error_t doca_buf_pool_get_num_free_elements(const struct doca_buf_pool *buf_pool, uint32_t *num_of_free_elements);
 
 /* Sets the element alignment (a power of 2, at least 1). INVALID_VALUE; BAD_STATE (started). */
 DOCA_STABLE

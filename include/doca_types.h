@@ -4,8 +4,8 @@
 #ifndef DOCA_TYPES_H_
 #define DOCA_TYPES_H_
 
-#include <stdint.h>
 #include <linux/types.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {

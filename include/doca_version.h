@@ -19,9 +19,8 @@ extern "C" {
 
 #define DOCA_VERSION_NUM(major, minor, patch) ((size_t)((major) << 24 | (minor) << 16 | (patch)))
 #define DOCA_CURRENT_VERSION_NUM DOCA_VERSION_NUM(DOCA_VER_MAJOR, DOCA_VER_MINOR, DOCA_VER_PATCH)
-#define DOCA_VERSION_EQ_CURRENT(major, minor, patch)                                               \
-	(DOCA_VERSION_NUM(major, minor, patch) == DOCA_CURRENT_VERSION_NUM)
-#define DOCA_VERSION_LTE_CURRENT(major, minor, patch)                                              \
+#define DOCA_VERSION_EQ_CURRENT(major, minor, patch) (DOCA_VERSION_NUM(major, minor, patch) == DOCA_CURRENT_VERSION_NUM)
+#define DOCA_VERSION_LTE_CURRENT(major, minor, patch)                                                                  \
 	(DOCA_VERSION_NUM(major, minor, patch) <= DOCA_CURRENT_VERSION_NUM)
 
 /* The version the program was compiled against. */

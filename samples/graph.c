@@ -106,8 +106,8 @@ static doca_error_t build_graph(struct graph_state *state)
 	if (result != DOCA_SUCCESS)
 		return result;
 	for (i = 0; i < NUM_DMA_NODES; i++) {
-		result = doca_graph_node_create_from_ctx(state->graph, doca_dma_as_ctx(state->dma[i]),
-							 &state->dma_node[i]);
+		result =
+		    doca_graph_node_create_from_ctx(state->graph, doca_dma_as_ctx(state->dma[i]), &state->dma_node[i]);
 		if (result != DOCA_SUCCESS)
 			return result;
 		result = doca_graph_add_dependency(state->graph, state->dma_node[i], state->check_node);

@@ -17,7 +17,7 @@
 
 #define DMA_COPY_DEFAULT_SOCKET "/tmp/softdpu-dma-copy.sock"
 #define DMA_COPY_DEFAULT_HOST_PCI_ADDR "0b:00.0" /* host PF0 */
-#define DMA_COPY_DEFAULT_DPU_PCI_ADDR "03:00.0"	 /* DPU p0, PF0's match in the matching table */
+#define DMA_COPY_DEFAULT_DPU_PCI_ADDR "03:00.0"  /* DPU p0, PF0's match in the matching table */
 #define DMA_COPY_DEFAULT_CHUNK_SIZE (1024 * 1024)
 #define DMA_COPY_DEFAULT_INFLIGHT 8
 #define DMA_COPY_MAX_INFLIGHT 1024
@@ -42,12 +42,12 @@ enum dma_copy_direction {
 struct dma_copy_config {
 	enum dma_copy_role role;
 	enum dma_copy_direction direction;
-	char file[DMA_COPY_PATH_SIZE];		/* the source on the sending side, the destination on the other */
-	char socket_path[DMA_COPY_PATH_SIZE];	/* AF_UNIX path: the DPU listens, the host connects */
+	char file[DMA_COPY_PATH_SIZE];         /* the source on the sending side, the destination on the other */
+	char socket_path[DMA_COPY_PATH_SIZE];  /* AF_UNIX path: the DPU listens, the host connects */
 	char pci_addr[DMA_COPY_PCI_ADDR_SIZE]; /* empty: the role's default */
-	uint64_t chunk_size;			/* bytes per DMA task (DPU side) */
-	uint32_t inflight;			/* DMA tasks in flight at once (DPU side) */
-	int timeout_seconds;			/* longest wait for the peer or for DMA progress */
+	uint64_t chunk_size;                   /* bytes per DMA task (DPU side) */
+	uint32_t inflight;                     /* DMA tasks in flight at once (DPU side) */
+	int timeout_seconds;                   /* longest wait for the peer or for DMA progress */
 };
 
 /* Parses the command line with doca_argp (init, register, start, destroy) into config, which gets

@@ -124,8 +124,8 @@ static doca_error_t fill_role_defaults(void *config)
 	struct dma_copy_config *cfg = config;
 
 	if (cfg->pci_addr[0] == '\0')
-		strcpy(cfg->pci_addr, cfg->role == DMA_COPY_ROLE_HOST ? DMA_COPY_DEFAULT_HOST_PCI_ADDR :
-									DMA_COPY_DEFAULT_DPU_PCI_ADDR);
+		strcpy(cfg->pci_addr, cfg->role == DMA_COPY_ROLE_HOST ? DMA_COPY_DEFAULT_HOST_PCI_ADDR
+								      : DMA_COPY_DEFAULT_DPU_PCI_ADDR);
 	return DOCA_SUCCESS;
 }
 
@@ -168,23 +168,21 @@ static doca_error_t register_flags(void)
 				       "Which way the file goes; both sides must agree (default host-to-dpu)",
 				       DOCA_ARGP_TYPE_STRING, direction_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("s", "socket", "<path>",
-				       "AF_UNIX socket: the DPU listens, the host connects (default " DMA_COPY_DEFAULT_SOCKET
-				       ")",
-				       DOCA_ARGP_TYPE_STRING, socket_cb, false);
+		result = register_flag(
+		    "s", "socket", "<path>",
+		    "AF_UNIX socket: the DPU listens, the host connects (default " DMA_COPY_DEFAULT_SOCKET ")",
+		    DOCA_ARGP_TYPE_STRING, socket_cb, false);
 	if (result == DOCA_SUCCESS)
 		result = register_flag("p", "pci-addr", "<address>",
 				       "Device PCI address (default " DMA_COPY_DEFAULT_HOST_PCI_ADDR
 				       " on the host, " DMA_COPY_DEFAULT_DPU_PCI_ADDR " on the DPU)",
 				       DOCA_ARGP_TYPE_STRING, pci_addr_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("c", "chunk-size", "<bytes>",
-				       "Bytes per DMA task, DPU side (default 1048576)", DOCA_ARGP_TYPE_INT,
-				       chunk_size_cb, false);
+		result = register_flag("c", "chunk-size", "<bytes>", "Bytes per DMA task, DPU side (default 1048576)",
+				       DOCA_ARGP_TYPE_INT, chunk_size_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("q", "inflight", "<tasks>",
-				       "DMA tasks in flight at once, DPU side (default 8)", DOCA_ARGP_TYPE_INT,
-				       inflight_cb, false);
+		result = register_flag("q", "inflight", "<tasks>", "DMA tasks in flight at once, DPU side (default 8)",
+				       DOCA_ARGP_TYPE_INT, inflight_cb, false);
 	if (result == DOCA_SUCCESS)
 		result = register_flag("t", "timeout", "<seconds>",
 				       "Longest wait for the peer or for DMA progress (default 10)", DOCA_ARGP_TYPE_INT,

@@ -2,7 +2,7 @@
  * DMA Copy: what both sides share: chunking, file and memory regions, time and throughput.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, mmap flags under -std=c11 */
-#define _DEFAULT_SOURCE		/* MAP_ANONYMOUS */
+#define _DEFAULT_SOURCE         /* MAP_ANONYMOUS */
 
 #include "dma_copy.h"
 

@@ -59,10 +59,10 @@ static doca_error_t connect_to_dpu(struct host_side *host)
 		if (connect(fd, (const struct sockaddr *)&addr, sizeof(addr)) == 0)
 			break;
 		if ((errno != ENOENT && errno != ECONNREFUSED && errno != EINTR) || dma_copy_now_ns() > deadline) {
-			DOCA_LOG_ERR("Cannot connect to the DPU at %s: %s", host->config->socket_path,
-				     strerror(errno));
+			DOCA_LOG_ERR("Cannot connect to the DPU at %s: %s", host->config->socket_path, strerror(errno));
 			close(fd);
-			return errno == ENOENT || errno == ECONNREFUSED ? DOCA_ERROR_TIME_OUT : DOCA_ERROR_NOT_CONNECTED;
+			return errno == ENOENT || errno == ECONNREFUSED ? DOCA_ERROR_TIME_OUT
+									: DOCA_ERROR_NOT_CONNECTED;
 		}
 		close(fd);
 		sleep_ms(CONNECT_RETRY_MS);
@@ -187,7 +187,8 @@ static doca_error_t finish(struct host_side *host)
 	if (verdict == DOCA_SUCCESS && !sending) {
 		verdict = dma_copy_region_write_file(&host->region, host->config->file);
 		if (verdict == DOCA_SUCCESS)
-			DOCA_LOG_INFO("Wrote %llu bytes to %s", (unsigned long long)host->file_size, host->config->file);
+			DOCA_LOG_INFO("Wrote %llu bytes to %s", (unsigned long long)host->file_size,
+				      host->config->file);
 	}
 	msg = (struct dma_copy_msg){.type = DMA_COPY_MSG_VERDICT};
 	msg.u.verdict.status = (uint32_t)verdict;

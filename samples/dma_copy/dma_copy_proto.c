@@ -320,8 +320,7 @@ static uint64_t monotonic_ms(void)
 	return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
 }
 
-doca_error_t dma_copy_channel_init(struct dma_copy_channel *channel, int fd, int timeout_seconds,
-				   const char *peer_name)
+doca_error_t dma_copy_channel_init(struct dma_copy_channel *channel, int fd, int timeout_seconds, const char *peer_name)
 {
 	channel->fd = fd;
 	channel->timeout_ms = timeout_seconds * 1000;
@@ -351,7 +350,8 @@ doca_error_t dma_copy_send(struct dma_copy_channel *channel, const struct dma_co
 
 	result = dma_copy_msg_encode(msg, channel->buffer, DMA_COPY_PROTO_MAX_MESSAGE, &len);
 	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to encode %s: %s", dma_copy_msg_type_name(msg->type), doca_error_get_descr(result));
+		DOCA_LOG_ERR("Failed to encode %s: %s", dma_copy_msg_type_name(msg->type),
+			     doca_error_get_descr(result));
 		return result;
 	}
 	while (sent < len) {

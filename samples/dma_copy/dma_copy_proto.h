@@ -113,7 +113,7 @@ doca_error_t dma_copy_msg_decode(const uint8_t *buf, size_t len, struct dma_copy
 
 struct dma_copy_channel {
 	int fd;
-	int timeout_ms;	 /* longest wait for one whole message */
+	int timeout_ms;  /* longest wait for one whole message */
 	uint8_t *buffer; /* DMA_COPY_PROTO_MAX_MESSAGE bytes, for both directions */
 	const char *peer_name;
 };

@@ -212,9 +212,9 @@ std::optional<Failure> Parser::parse_command_line(const std::vector<std::string>
 				name.resize(eq);
 			}
 			static const std::pair<std::string_view, Builtin> long_builtins[] = {
-			    {"help", Builtin::help},          {"version", Builtin::version},
+			    {"help", Builtin::help},           {"version", Builtin::version},
 			    {"log-level", Builtin::log_level}, {"sdk-log-level", Builtin::sdk_log_level},
-			    {"json", Builtin::json},          {"grpc-address", Builtin::grpc_address}};
+			    {"json", Builtin::json},           {"grpc-address", Builtin::grpc_address}};
 			for (auto [builtin_name, kind] : long_builtins)
 				if (name == builtin_name)
 					builtin = kind;

@@ -27,8 +27,8 @@ void priv_doca_sdk_log(uint32_t level, const char *file, int line, const char *f
 
 #define SOFTDPU_SDK_LOG(level, ...)                                                                                    \
 	do {                                                                                                           \
-		if (priv_doca_sdk_log_enabled(static_cast<uint32_t>(level)))                                                                  \
-			priv_doca_sdk_log(static_cast<uint32_t>(level), __FILE__, __LINE__, __func__, __VA_ARGS__);                           \
+		if (priv_doca_sdk_log_enabled(static_cast<uint32_t>(level)))                                           \
+			priv_doca_sdk_log(static_cast<uint32_t>(level), __FILE__, __LINE__, __func__, __VA_ARGS__);    \
 	} while (0)
 #define SDK_LOG_CRIT(...) SOFTDPU_SDK_LOG(softdpu::log::Level::crit, __VA_ARGS__)
 #define SDK_LOG_ERR(...) SOFTDPU_SDK_LOG(softdpu::log::Level::error, __VA_ARGS__)

@@ -53,7 +53,7 @@ doca_error_t doca_dma_cap_get_max_num_tasks(struct doca_dma *dma, uint32_t *max_
 }
 
 doca_error_t doca_dma_cap_task_memcpy_get_max_buf_list_len(const struct doca_devinfo *devinfo,
-							    uint32_t *max_buf_list_len)
+							   uint32_t *max_buf_list_len)
 {
 	if (devinfo == nullptr || max_buf_list_len == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
@@ -75,7 +75,8 @@ doca_error_t doca_dma_cap_task_memcpy_get_max_buf_size(const struct doca_devinfo
 
 doca_error_t doca_dma_task_memcpy_set_conf(struct doca_dma *dma,
 					   doca_dma_task_memcpy_completion_cb_t task_completion_cb,
-					   doca_dma_task_memcpy_completion_cb_t task_error_cb, uint32_t num_memcpy_tasks)
+					   doca_dma_task_memcpy_completion_cb_t task_error_cb,
+					   uint32_t num_memcpy_tasks)
 {
 	if (dma == nullptr || task_completion_cb == nullptr || task_error_cb == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;

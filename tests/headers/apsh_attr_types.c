@@ -11,8 +11,8 @@
 #define SAME_TYPE(T, U) static_assert(std::is_same<T, U>::value, #T " is " #U " in DOCA 2.5")
 #define SAME_EXPR_TYPE(E, U) static_assert(std::is_same<decltype(E), U>::value, #E " is " #U " in DOCA 2.5")
 #else
-#define SAME_TYPE(T, U) _Static_assert(_Generic((T)0, U: 1, default: 0), #T " is " #U " in DOCA 2.5")
-#define SAME_EXPR_TYPE(E, U) _Static_assert(_Generic((E), U: 1, default: 0), #E " is " #U " in DOCA 2.5")
+#define SAME_TYPE(T, U) _Static_assert(_Generic((T)0, U : 1, default : 0), #T " is " #U " in DOCA 2.5")
+#define SAME_EXPR_TYPE(E, U) _Static_assert(_Generic((E), U : 1, default : 0), #E " is " #U " in DOCA 2.5")
 #endif
 
 SAME_TYPE(DOCA_APSH_OS_SYMBOL_MAP_TYPE, char *);

@@ -175,7 +175,8 @@ static void test_proto_round_trip(void)
 	in = (struct dma_copy_msg){.type = DMA_COPY_MSG_VERDICT};
 	in.u.verdict.status = DOCA_ERROR_UNEXPECTED;
 	len = encode(&in, buf, sizeof(buf));
-	CHECK(dma_copy_msg_decode(buf, len, &out, NULL) == DOCA_SUCCESS && out.u.verdict.status == DOCA_ERROR_UNEXPECTED);
+	CHECK(dma_copy_msg_decode(buf, len, &out, NULL) == DOCA_SUCCESS &&
+	      out.u.verdict.status == DOCA_ERROR_UNEXPECTED);
 
 	in = (struct dma_copy_msg){.type = DMA_COPY_MSG_ERROR};
 	in.u.error.status = DOCA_ERROR_NOT_SUPPORTED;
@@ -237,16 +238,16 @@ static void test_proto_malformed(void)
 	msg.u.hello.file_size = 100;
 	len = encode(&msg, good, sizeof(good));
 
-	check_mutation(good, len, 0, 'X', DOCA_ERROR_INVALID_VALUE);		/* magic */
-	check_mutation(good, len, 4, 2, DOCA_ERROR_UNSUPPORTED_VERSION);	/* version 2 */
-	check_mutation(good, len, 4, 0, DOCA_ERROR_UNSUPPORTED_VERSION);	/* version 0 */
-	check_mutation(good, len, 6, 0, DOCA_ERROR_INVALID_VALUE);		/* type 0 */
-	check_mutation(good, len, 6, 99, DOCA_ERROR_INVALID_VALUE);		/* unknown type */
+	check_mutation(good, len, 0, 'X', DOCA_ERROR_INVALID_VALUE);                  /* magic */
+	check_mutation(good, len, 4, 2, DOCA_ERROR_UNSUPPORTED_VERSION);              /* version 2 */
+	check_mutation(good, len, 4, 0, DOCA_ERROR_UNSUPPORTED_VERSION);              /* version 0 */
+	check_mutation(good, len, 6, 0, DOCA_ERROR_INVALID_VALUE);                    /* type 0 */
+	check_mutation(good, len, 6, 99, DOCA_ERROR_INVALID_VALUE);                   /* unknown type */
 	check_mutation(good, len, 6, DMA_COPY_MSG_VERDICT, DOCA_ERROR_INVALID_VALUE); /* another type's length */
-	check_mutation(good, len, 8, 23, DOCA_ERROR_INVALID_VALUE);		/* wrong length for HELLO */
-	check_mutation(good, len, 11, 0xff, DOCA_ERROR_INVALID_VALUE);		/* huge length */
-	check_mutation(good, len, 12 + 4, 1, DOCA_ERROR_INVALID_VALUE);	/* reserved field */
-	check_mutation(good, len, 12 + 20, 1, DOCA_ERROR_INVALID_VALUE);	/* reserved field */
+	check_mutation(good, len, 8, 23, DOCA_ERROR_INVALID_VALUE);                   /* wrong length for HELLO */
+	check_mutation(good, len, 11, 0xff, DOCA_ERROR_INVALID_VALUE);                /* huge length */
+	check_mutation(good, len, 12 + 4, 1, DOCA_ERROR_INVALID_VALUE);               /* reserved field */
+	check_mutation(good, len, 12 + 20, 1, DOCA_ERROR_INVALID_VALUE);              /* reserved field */
 
 	/* Every truncation, and one byte too many, is refused. */
 	for (size_t cut = 0; cut < len; cut++)
@@ -395,8 +396,23 @@ static void test_args(void)
 {
 	struct dma_copy_config config;
 
-	char *full[] = {"dma_copy", "--role", "dpu", "-f", "/tmp/x", "--direction=dpu-to-host", "-s", "/tmp/s.sock",
-			"-p", "03:00.1", "--chunk-size", "4096", "-q", "3", "-t", "5", NULL};
+	char *full[] = {"dma_copy",
+			"--role",
+			"dpu",
+			"-f",
+			"/tmp/x",
+			"--direction=dpu-to-host",
+			"-s",
+			"/tmp/s.sock",
+			"-p",
+			"03:00.1",
+			"--chunk-size",
+			"4096",
+			"-q",
+			"3",
+			"-t",
+			"5",
+			NULL};
 	CHECK(parse(&config, full) == DOCA_SUCCESS);
 	CHECK(config.role == DMA_COPY_ROLE_DPU && config.direction == DMA_COPY_DPU_TO_HOST);
 	CHECK(strcmp(config.file, "/tmp/x") == 0 && strcmp(config.socket_path, "/tmp/s.sock") == 0);

@@ -29,8 +29,8 @@ struct DmaSetup {
 	// A buffer over arena[offset, offset + len) with data [offset, offset + data_len).
 	doca_buf *buf(size_t offset, size_t len, size_t data_len);
 	// Connects and configures a DMA context on `pe` (default: this setup's PE).
-	doca_dma *make_dma(doca_dma_task_memcpy_completion_cb_t on_success, doca_dma_task_memcpy_completion_cb_t on_error,
-			   uint32_t num_tasks, doca_pe *on_pe = nullptr);
+	doca_dma *make_dma(doca_dma_task_memcpy_completion_cb_t on_success,
+			   doca_dma_task_memcpy_completion_cb_t on_error, uint32_t num_tasks, doca_pe *on_pe = nullptr);
 
 	std::vector<uint8_t> arena;
 	doca_dev *dev = nullptr;
@@ -42,8 +42,7 @@ struct DmaSetup {
 };
 
 // Drives `pe` until `done()` or a bound on calls, returning whether done() became true.
-template <class Done>
-bool progress_until(doca_pe *pe, Done done, size_t max_calls = 50'000'000)
+template <class Done> bool progress_until(doca_pe *pe, Done done, size_t max_calls = 50'000'000)
 {
 	for (size_t i = 0; i < max_calls; ++i) {
 		if (done())

@@ -76,7 +76,7 @@ public:
 protected:
 	// What happened to a task handed to execute().
 	enum class Execution {
-		done,     // finished; task->status holds the result
+		done,      // finished; task->status holds the result
 		on_engine, // handed to an engine thread; it calls complete_from_engine()
 		not_ready, // cannot make progress yet (e.g. waiting for a condition); try again later
 	};

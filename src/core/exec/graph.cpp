@@ -115,9 +115,8 @@ doca_error_t doca_graph::start() noexcept
 {
 	if (started_)
 		return DOCA_SUCCESS;
-	const bool has_ctx_node = std::any_of(nodes_.begin(), nodes_.end(), [](const auto &node) {
-		return node->kind != doca_graph_node::Kind::user;
-	});
+	const bool has_ctx_node = std::any_of(
+	    nodes_.begin(), nodes_.end(), [](const auto &node) { return node->kind != doca_graph_node::Kind::user; });
 	if (!has_ctx_node) {
 		SDK_LOG_ERR("failed to start graph: it has no context node");
 		return DOCA_ERROR_BAD_STATE;
@@ -267,8 +266,8 @@ doca_error_t doca_graph_instance::set_sub_graph_node_data(doca_graph_node *node,
 {
 	if (submitted_)
 		return DOCA_ERROR_BAD_STATE;
-	if (node->graph != graph_ || node->kind != doca_graph_node::Kind::sub_graph || sub->graph() != node->sub_graph ||
-	    sub->submitted())
+	if (node->graph != graph_ || node->kind != doca_graph_node::Kind::sub_graph ||
+	    sub->graph() != node->sub_graph || sub->submitted())
 		return DOCA_ERROR_NOT_PERMITTED;
 	nodes_[node->index].sub_instance = sub;
 	return DOCA_SUCCESS;

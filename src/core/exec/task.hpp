@@ -82,7 +82,8 @@ public:
 		do {
 			task->next = head;
 			// seq_cst: pairs with the PE's armed flag (see doca_pe::signal_if_armed).
-		} while (!head_.compare_exchange_weak(head, task, std::memory_order_seq_cst, std::memory_order_relaxed));
+		} while (
+		    !head_.compare_exchange_weak(head, task, std::memory_order_seq_cst, std::memory_order_relaxed));
 	}
 
 	// Returns the completed tasks, oldest first.

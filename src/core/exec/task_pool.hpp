@@ -43,8 +43,7 @@ protected:
 };
 
 // T derives from doca_task.
-template <class T>
-class TaskPool : public TaskPoolBase {
+template <class T> class TaskPool : public TaskPoolBase {
 public:
 	// Allocates `count` tasks owned by ctx. Returns DOCA_ERROR_NO_MEMORY on failure.
 	doca_error_t allocate(size_t count, doca_ctx *ctx, uint16_t type, doca_task_completion_cb_t on_success,

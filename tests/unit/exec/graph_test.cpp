@@ -131,8 +131,9 @@ TEST_F(GraphTest, TwoCopiesThenACheckAcrossManyInstancesInFlight)
 		doca_graph_instance *instance = instance_for(&results[i]);
 		ASSERT_EQ(doca_graph_instance_set_ctx_node_data(instance, copy1, copy_task(base, base + kLen, kLen)),
 			  DOCA_SUCCESS);
-		ASSERT_EQ(doca_graph_instance_set_ctx_node_data(instance, copy2, copy_task(base, base + 2 * kLen, kLen)),
-			  DOCA_SUCCESS);
+		ASSERT_EQ(
+		    doca_graph_instance_set_ctx_node_data(instance, copy2, copy_task(base, base + 2 * kLen, kLen)),
+		    DOCA_SUCCESS);
 		checks[i] = UserNode{&results[i], i, DOCA_SUCCESS, arena + base + kLen, arena + base + 2 * kLen, kLen};
 		ASSERT_EQ(doca_graph_instance_set_user_node_data(instance, check, &checks[i]), DOCA_SUCCESS);
 	}
@@ -219,7 +220,7 @@ TEST_F(GraphTest, FailingTaskFailsTheInstance)
 	doca_graph_instance *instance = instance_for(&result);
 	doca_task *task = copy_task(0, 8192, 1024);
 	doca_buf_reset_data_len(const_cast<doca_buf *>(
-		doca_dma_task_memcpy_get_src(reinterpret_cast<doca_dma_task_memcpy *>(task)))); // empty source
+	    doca_dma_task_memcpy_get_src(reinterpret_cast<doca_dma_task_memcpy *>(task)))); // empty source
 	ASSERT_EQ(doca_graph_instance_set_ctx_node_data(instance, dma, task), DOCA_SUCCESS);
 	ASSERT_EQ(doca_graph_instance_submit(instance), DOCA_SUCCESS);
 	ASSERT_TRUE(progress_until(setup.pe, [&] { return result.failed == 1; }));
@@ -255,7 +256,8 @@ TEST_F(GraphTest, SubGraphNodesRunAnotherGraphsInstance)
 	doca_graph_instance *instance = instance_for(&result);
 	ASSERT_EQ(doca_graph_instance_set_user_node_data(instance, before, &nb), DOCA_SUCCESS);
 	ASSERT_EQ(doca_graph_instance_set_user_node_data(instance, after, &na), DOCA_SUCCESS);
-	EXPECT_EQ(doca_graph_instance_set_sub_graph_node_data(instance, before, sub_instance), DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_EQ(doca_graph_instance_set_sub_graph_node_data(instance, before, sub_instance),
+		  DOCA_ERROR_NOT_PERMITTED);
 	ASSERT_EQ(doca_graph_instance_set_sub_graph_node_data(instance, nested, sub_instance), DOCA_SUCCESS);
 	ASSERT_EQ(doca_graph_instance_submit(instance), DOCA_SUCCESS);
 	ASSERT_TRUE(progress_until(setup.pe, [&] { return result.completed + result.failed == 1; }));
@@ -309,7 +311,8 @@ TEST_F(GraphTest, DocumentedErrors)
 	EXPECT_EQ(doca_graph_instance_create(graph, &second), DOCA_ERROR_NO_MEMORY) << "configured for one";
 	EXPECT_EQ(doca_graph_stop(graph), DOCA_ERROR_IN_USE) << "an instance exists";
 	EXPECT_EQ(doca_graph_instance_submit(instance), DOCA_ERROR_INVALID_VALUE) << "node data missing";
-	EXPECT_EQ(doca_graph_instance_set_ctx_node_data(instance, user, copy_task(0, 4096, 64)), DOCA_ERROR_NOT_PERMITTED);
+	EXPECT_EQ(doca_graph_instance_set_ctx_node_data(instance, user, copy_task(0, 4096, 64)),
+		  DOCA_ERROR_NOT_PERMITTED);
 	ASSERT_EQ(doca_graph_instance_set_ctx_node_data(instance, dma, tasks.back()), DOCA_SUCCESS);
 	EXPECT_EQ(doca_graph_instance_set_user_node_data(instance, dma, nullptr), DOCA_ERROR_NOT_PERMITTED);
 	UserNode node{&result, 1};

@@ -217,7 +217,7 @@ TEST_F(Pool, StateErrors)
 	ASSERT_EQ(doca_buf_dec_refcount(buf, nullptr), DOCA_SUCCESS);
 	ASSERT_EQ(doca_buf_pool_stop(pool), DOCA_SUCCESS);
 	EXPECT_EQ(doca_buf_pool_buf_alloc(pool, &buf), DOCA_ERROR_BAD_STATE); // stopped
-	ASSERT_EQ(doca_buf_pool_set_user_data(pool, data), DOCA_SUCCESS);	  // configurable again
+	ASSERT_EQ(doca_buf_pool_set_user_data(pool, data), DOCA_SUCCESS);     // configurable again
 	union doca_data read = {};
 	ASSERT_EQ(doca_buf_pool_get_user_data(pool, &read), DOCA_SUCCESS);
 	EXPECT_EQ(read.u64, 1u);
