@@ -110,6 +110,20 @@ TEST(XprocStopTest, StopRefusesWhileAnImporterIsInsideACopyAndTheCopyFails)
 	fill_pattern(memory.data(), memory.size(), 3);
 	HostExport host;
 	ASSERT_TRUE(export_from_host(memory, host));
+	// Whatever assertion ends the test early: the peer ends first (its destructor, declared
+	// later), then the mmap and the device are released here.
+	struct Cleanup {
+		HostExport &host;
+		~Cleanup()
+		{
+			if (host.mmap != nullptr && doca_mmap_destroy(host.mmap) != DOCA_SUCCESS) {
+				doca_mmap_stop(host.mmap);
+				doca_mmap_destroy(host.mmap);
+			}
+			if (host.pf0 != nullptr)
+				doca_dev_close(host.pf0);
+		}
+	} cleanup{host};
 
 	auto dpu = start_peer("dpu");
 	ASSERT_EQ(dpu->call("import 03:00.0 0 " + to_hex(host.blob, host.len)), "ok");
@@ -117,30 +131,37 @@ TEST(XprocStopTest, StopRefusesWhileAnImporterIsInsideACopyAndTheCopyFails)
 	if (started.rfind("err userfaultfd", 0) == 0)
 		GTEST_SKIP() << "the peer cannot use userfaultfd here: " << started;
 	ASSERT_EQ(started, "ok started");
-	// Until the peer is inside its (stalled) access, as this process's registry shows it.
+	// Until this peer is inside its (stalled) access, as this process's registry shows it. Only
+	// its own slot counts: the entry may be a reused one whose earlier importers died inside an
+	// access (XprocCrashConcurrentTest kills them so), and their slots stay behind, in_access
+	// still set, with their pids and the entry's earlier generations.
 	doca_error_t registry_error = DOCA_SUCCESS;
 	softdpu::xproc::Registry *registry = softdpu::xproc::Registry::instance(&registry_error);
 	ASSERT_NE(registry, nullptr);
+	const uint32_t index = entry_index_of(host.blob);
+	const uint64_t generation = registry->entry(index).generation.load();
 	const auto inside = [&] {
-		for (const auto &slot : registry->shared(entry_index_of(host.blob)).slots)
-			if (slot.in_access.load() != 0)
+		for (const auto &slot : registry->shared(index).slots)
+			if (slot.pid.load() == static_cast<uint32_t>(dpu->pid()) &&
+			    slot.generation.load() == generation && slot.in_access.load() != 0)
 				return true;
 		return false;
 	};
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
 	while (!inside() && std::chrono::steady_clock::now() < deadline)
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
-	ASSERT_TRUE(inside());
+	ASSERT_TRUE(inside()) << "peer " << dpu->pid() << " never entered its access";
 
+	// Stop refuses; were it to succeed, nothing below may touch the mmap as if still exported.
 	auto t0 = std::chrono::steady_clock::now();
-	EXPECT_EQ(doca_mmap_stop(host.mmap), DOCA_ERROR_NOT_PERMITTED);
+	ASSERT_EQ(doca_mmap_stop(host.mmap), DOCA_ERROR_NOT_PERMITTED);
 	EXPECT_GE(ms_since(t0), 900.0);
 	// Still started and exported: nothing is released, nothing can be re-exported meanwhile.
 	uint8_t exported = 0;
 	EXPECT_EQ(doca_mmap_get_exported(host.mmap, &exported), DOCA_SUCCESS);
 	EXPECT_EQ(exported, 1);
 	EXPECT_EQ(doca_mmap_export_pci(host.mmap, host.pf0, &host.blob, &host.len), DOCA_ERROR_NOT_PERMITTED);
-	EXPECT_EQ(doca_mmap_destroy(host.mmap), DOCA_ERROR_NOT_PERMITTED);
+	ASSERT_EQ(doca_mmap_destroy(host.mmap), DOCA_ERROR_NOT_PERMITTED);
 
 	// The copy resumes, lands (the host has not taken its memory back), and is reported failed.
 	EXPECT_EQ(dpu->read_line(10000), "err DOCA_ERROR_NOT_CONNECTED");
@@ -156,8 +177,10 @@ TEST(XprocStopTest, StopRefusesWhileAnImporterIsInsideACopyAndTheCopyFails)
 	EXPECT_EQ(dpu->read_line(10000), "err DOCA_ERROR_NOT_CONNECTED");
 	EXPECT_EQ(memory, after_stop);
 	EXPECT_EQ(doca_mmap_destroy(host.mmap), DOCA_SUCCESS);
+	host.mmap = nullptr;
 	dpu.reset();
 	EXPECT_EQ(doca_dev_close(host.pf0), DOCA_SUCCESS);
+	host.pf0 = nullptr;
 }
 
 // Item 2: imports end with the address space they were granted for. The exporter execs a fresh
