@@ -3,7 +3,7 @@
 #pragma once
 
 #include "device/topology.hpp"
-#include "xproc/xproc_support.hpp"
+#include "xproc_peer/xproc_support.hpp"
 
 #include <doca_sync_event.h>
 

@@ -10,7 +10,7 @@
 //                    once the first copy succeeded, then copies until killed;
 //                    stallwrite <bytes> <ms> <seed> -> "ok started", then the task's status
 // Sync events: see the se_* commands below.
-#include "xproc/xproc_support.hpp"
+#include "xproc_peer/xproc_support.hpp"
 
 #include <doca_sync_event.h>
 

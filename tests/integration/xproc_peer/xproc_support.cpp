@@ -1,4 +1,4 @@
-#include "xproc/xproc_support.hpp"
+#include "xproc_peer/xproc_support.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
