@@ -452,6 +452,7 @@ pid_t start_tool(const std::vector<std::string> &argv, const std::string &stdin_
 	for (int fd : fds_to_close)
 		posix_spawn_file_actions_addclose(&actions, fd);
 	std::vector<char *> args;
+	args.reserve(argv.size() + 1);
 	for (const std::string &arg : argv)
 		args.push_back(const_cast<char *>(arg.c_str()));
 	args.push_back(nullptr);
@@ -822,7 +823,7 @@ std::optional<int> parse_options(int argc, char **argv, Options &options)
 
 } // namespace
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	Options options;
 	if (std::optional<int> status = parse_options(argc, argv, options))
@@ -847,4 +848,18 @@ int main(int argc, char **argv)
 	}
 	out.report();
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	// Whatever escapes the command (running out of memory, a library error) ends it with a
+	// message and status 1, never with std::terminate.
+	try {
+		return run(argc, argv);
+	} catch (const std::exception &error) {
+		std::fprintf(stderr, "softdpu-apsh-config: %s\n", error.what());
+	} catch (...) {
+		std::fprintf(stderr, "softdpu-apsh-config: unexpected error\n");
+	}
+	return 1;
 }

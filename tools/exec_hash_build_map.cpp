@@ -54,7 +54,7 @@ bool add_file(const fs::path &path, const std::string &root, ExecHashMap &map)
 
 } // namespace
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	std::string output;
 	std::string root;
@@ -106,4 +106,18 @@ int main(int argc, char **argv)
 	}
 	std::fprintf(stderr, "softdpu-exec-hash-build-map: %zu files -> %s\n", map.files.size(), output.c_str());
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	// Whatever escapes the command (running out of memory, a library error) ends it with a
+	// message and status 1, never with std::terminate.
+	try {
+		return run(argc, argv);
+	} catch (const std::exception &error) {
+		std::fprintf(stderr, "softdpu-exec-hash-build-map: %s\n", error.what());
+	} catch (...) {
+		std::fprintf(stderr, "softdpu-exec-hash-build-map: unexpected error\n");
+	}
+	return 1;
 }

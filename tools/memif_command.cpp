@@ -36,6 +36,7 @@ int run_application(const MemifApplication &application, const std::vector<std::
 	storage.emplace_back("softdpu memif " + std::string(application.name));
 	storage.insert(storage.end(), args.begin(), args.end());
 	std::vector<char *> argv;
+	argv.reserve(storage.size() + 1);
 	for (std::string &arg : storage)
 		argv.push_back(arg.data());
 	argv.push_back(nullptr);

@@ -97,7 +97,7 @@ std::string command_path(CLI::App &app, int argc, char **argv)
 
 } // namespace
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	CLI::App app{"Command line of softdpu, the software DPU (DOCA 2.5 API on ordinary Linux).", "softdpu"};
 	app.set_version_flag("--version",
@@ -138,4 +138,18 @@ int main(int argc, char **argv)
 		return e.status;
 	}
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	// Whatever escapes the command (running out of memory, a library error) ends it with a
+	// message and status 1, never with std::terminate.
+	try {
+		return run(argc, argv);
+	} catch (const std::exception &error) {
+		std::fprintf(stderr, "softdpu: %s\n", error.what());
+	} catch (...) {
+		std::fprintf(stderr, "softdpu: unexpected error\n");
+	}
+	return 1;
 }

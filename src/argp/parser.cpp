@@ -442,8 +442,8 @@ std::optional<Failure> Parser::parse_json_text(std::string_view text, Assignment
 		} else if (key == kDpdkSection) {
 			// Forwarded as "--key value" pairs (arrays repeat the key, true is a bare flag).
 			for (const auto &entry : section.items()) {
-				// Named copies rather than structured bindings: Clang 14 cannot capture those.
-				const std::string flag = entry.key();
+				// Named references rather than structured bindings: Clang 14 cannot capture those.
+				const std::string &flag = entry.key();
 				const json &value = entry.value();
 				auto forward = [&](const json &item) -> std::optional<Failure> {
 					if (item.is_boolean()) {

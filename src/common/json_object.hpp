@@ -95,13 +95,13 @@ Json parse(std::string_view text, const ParseOptions &options = {});
 // container's children into a vector, which can fail when memory has run out, and a destructor
 // that throws ends the process; an empty container is freed without allocating. The recursion is
 // as deep as the document, which parse() bounds.
-void dismantle(Json &value) noexcept;
+void dismantle(Json &value) noexcept; // NOLINT(bugprone-exception-escape): see json_object.cpp
 
 // Dismantles a document however its scope is left, running out of memory included.
 class DismantledOnExit {
 public:
 	explicit DismantledOnExit(Json &document) noexcept : document_(document) {}
-	~DismantledOnExit() { dismantle(document_); }
+	~DismantledOnExit() { dismantle(document_); } // NOLINT(bugprone-exception-escape): dismantle cannot throw
 	DismantledOnExit(const DismantledOnExit &) = delete;
 	DismantledOnExit &operator=(const DismantledOnExit &) = delete;
 

@@ -25,6 +25,7 @@ struct PciAddress {
 	std::string bdf_string() const;
 
 	friend bool operator==(const PciAddress &, const PciAddress &) = default;
+	// NOLINTNEXTLINE(modernize-use-nullptr): clang-tidy 14 misreads a defaulted <=>
 	friend auto operator<=>(const PciAddress &, const PciAddress &) = default;
 };
 
