@@ -9,8 +9,8 @@
 // page (e.g. a dump of a process's [vdso]).
 #include "cli_errors.hpp"
 
-#include "apsh/api/config_files.hpp"
-#include "apsh/api/exec_hash.hpp"
+#include <doca_error.h>
+#include <softdpu/apsh.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -21,17 +21,13 @@
 #include <vector>
 
 namespace fs = std::filesystem;
-using namespace softdpu::apsh::api;
 
 namespace {
 
-bool add_file(const fs::path &path, const std::string &root, ExecHashMap &map)
+// Adds one file; false when the tool must stop (a file that cannot be read). A file that is not a
+// well-formed ELF file is reported and skipped.
+bool add_file(const fs::path &path, const std::string &root, softdpu_apsh_exec_hash_map *map)
 {
-	std::string bytes;
-	if (softdpu::apsh::Status status = read_file(path.string(), 1ull << 32, bytes); !status.ok()) {
-		std::fprintf(stderr, "softdpu-exec-hash-build-map: %s\n", status.reason.c_str());
-		return false;
-	}
 	std::string recorded = path.lexically_normal().string();
 	if (!root.empty()) {
 		// By path components: --root /tmp/r strips /tmp/r/bin/true, not /tmp/r2/bin/true.
@@ -41,16 +37,23 @@ bool add_file(const fs::path &path, const std::string &root, ExecHashMap &map)
 			recorded += inside.string();
 		}
 	}
-	ExecHashFile file;
-	softdpu::apsh::Status status =
-	    hash_file_bytes(std::span(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()), recorded, file);
-	if (!status.ok()) {
-		std::fprintf(stderr, "softdpu-exec-hash-build-map: %s (skipped)\n", status.reason.c_str());
+	const doca_error_t result = softdpu_apsh_exec_hash_map_add_file(map, path.c_str(), recorded.c_str());
+	if (result == DOCA_SUCCESS)
 		return true;
-	}
-	map.files.push_back(std::move(file));
-	return true;
+	const bool skipped = result == DOCA_ERROR_INVALID_VALUE;
+	std::fprintf(stderr, "softdpu-exec-hash-build-map: %s%s\n", softdpu_apsh_exec_hash_map_get_error(map),
+		     skipped ? " (skipped)" : "");
+	return skipped;
 }
+
+// Owns the map for the length of the command.
+struct MapOwner {
+	softdpu_apsh_exec_hash_map *map = nullptr;
+	MapOwner() = default;
+	MapOwner(const MapOwner &) = delete;
+	MapOwner &operator=(const MapOwner &) = delete;
+	~MapOwner() { softdpu_apsh_exec_hash_map_destroy(map); }
+};
 
 } // namespace
 
@@ -76,7 +79,12 @@ static int run(int argc, char **argv)
 		while (root.size() > 1 && root.back() == '/')
 			root.pop_back();
 	}
-	ExecHashMap map;
+	MapOwner owner;
+	if (softdpu_apsh_exec_hash_map_create(&owner.map) != DOCA_SUCCESS) {
+		std::fprintf(stderr, "softdpu-exec-hash-build-map: out of memory\n");
+		return 1;
+	}
+	softdpu_apsh_exec_hash_map *map = owner.map;
 	for (const std::string &input : inputs) {
 		std::error_code error;
 		if (fs::is_directory(input, error)) {
@@ -93,7 +101,15 @@ static int run(int argc, char **argv)
 			return 1;
 		}
 	}
-	const std::string text = format_exec_hash_map(map);
+	const char *text_data = nullptr;
+	size_t text_size = 0;
+	uint32_t files = 0;
+	if (softdpu_apsh_exec_hash_map_format(map, &text_data, &text_size) != DOCA_SUCCESS ||
+	    softdpu_apsh_exec_hash_map_get_num_files(map, &files) != DOCA_SUCCESS) {
+		std::fprintf(stderr, "softdpu-exec-hash-build-map: out of memory\n");
+		return 1;
+	}
+	const std::string_view text(text_data, text_size);
 	if (output.empty()) {
 		std::fwrite(text.data(), 1, text.size(), stdout);
 		return 0;
@@ -104,7 +120,7 @@ static int run(int argc, char **argv)
 			     std::strerror(errno));
 		return 1;
 	}
-	std::fprintf(stderr, "softdpu-exec-hash-build-map: %zu files -> %s\n", map.files.size(), output.c_str());
+	std::fprintf(stderr, "softdpu-exec-hash-build-map: %u files -> %s\n", files, output.c_str());
 	return 0;
 }
 

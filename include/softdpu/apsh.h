@@ -6,11 +6,13 @@
  * using the system's scan window size and step exactly as doca_apsh_yara_get does; the results
  * are the same doca_apsh_yara objects (read with doca_apsh_yara_info_get, freed with
  * doca_apsh_yara_free).
+ * Exec hash maps: the builder of the files attestation reads (below).
  */
 #ifndef SOFTDPU_APSH_H_
 #define SOFTDPU_APSH_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../doca_apsh.h"
@@ -50,6 +52,48 @@ void doca_apsh_user_yara_rules_destroy(struct doca_apsh_user_yara_rules *rules);
 DOCA_EXPERIMENTAL
 doca_error_t doca_apsh_user_yara_get(struct doca_apsh_process *process, const struct doca_apsh_user_yara_rules *rules,
 				     uint64_t scan_type, struct doca_apsh_yara ***yara_matches, int *yara_matches_size);
+
+/*
+ * Exec hash maps: the file doca_apsh_attestation_get compares a process's executable pages with
+ * (its exec_hash_map_path; format in docs/apsh.md). softdpu-exec-hash-build-map builds them with
+ * these calls.
+ */
+struct softdpu_apsh_exec_hash_map;
+
+/* An empty map. INVALID_VALUE for NULL; NO_MEMORY. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_exec_hash_map_create(struct softdpu_apsh_exec_hash_map **map);
+
+/* Reads the regular file file_path (at most 4 GiB) and adds the SHA-256 of each 4 KiB page of
+ * its executable segments (an ELF64 file) or of every page (any other file), recorded under
+ * recorded_path, the path the guest sees (NULL: file_path).
+ * Errors: INVALID_VALUE for NULL map or file_path, or a malformed ELF file; IO_FAILED when the
+ * file cannot be read (not a regular file, missing, unreadable, too big); FULL when the map has
+ * 65536 files already; NO_MEMORY. On error the map is unchanged, and
+ * softdpu_apsh_exec_hash_map_get_error says why. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_exec_hash_map_add_file(struct softdpu_apsh_exec_hash_map *map, const char *file_path,
+						 const char *recorded_path);
+
+/* The number of files in the map. INVALID_VALUE for NULL. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_exec_hash_map_get_num_files(const struct softdpu_apsh_exec_hash_map *map,
+						      uint32_t *num_files);
+
+/* The map in its file format (JSON text, NUL-terminated; *length without the NUL), valid until
+ * the map changes or is destroyed. INVALID_VALUE for NULL; NO_MEMORY. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_exec_hash_map_format(struct softdpu_apsh_exec_hash_map *map, const char **text,
+					       size_t *length);
+
+/* Why the last failed softdpu_apsh_exec_hash_map_add_file failed ("" when none did); valid until
+ * the next call on the map. NULL for a NULL map. */
+DOCA_EXPERIMENTAL
+const char *softdpu_apsh_exec_hash_map_get_error(const struct softdpu_apsh_exec_hash_map *map);
+
+/* NULL is ignored. */
+DOCA_EXPERIMENTAL
+void softdpu_apsh_exec_hash_map_destroy(struct softdpu_apsh_exec_hash_map *map);
 
 #ifdef __cplusplus
 }

@@ -174,6 +174,22 @@ Status load_exec_hash_map(const std::string &path, ExecHashMap &out)
 	return parse_exec_hash_map(text, path, out);
 }
 
+Status add_file_to_exec_hash_map(const std::string &path, const std::string &recorded, ExecHashMap &map)
+{
+	if (map.files.size() >= kMaxHashMapFiles)
+		return Status{DOCA_ERROR_FULL, "the map has " + std::to_string(kMaxHashMapFiles) + " files already"};
+	std::string bytes;
+	if (Status status = read_file(path, size_t{1} << 32, bytes); !status.ok())
+		return Status{DOCA_ERROR_IO_FAILED, status.reason};
+	ExecHashFile file;
+	if (Status status = hash_file_bytes(std::span(reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()),
+					    recorded, file);
+	    !status.ok())
+		return status;
+	map.files.push_back(std::move(file));
+	return Status::success();
+}
+
 std::string format_exec_hash_map(const ExecHashMap &map)
 {
 	Json files = Json::array();

@@ -42,6 +42,11 @@ Sha256Digest hash_page(std::span<const uint8_t> bytes) noexcept;
 // of a file that is not ELF. Malformed ELF headers are errors naming the file.
 Status hash_file_bytes(std::span<const uint8_t> bytes, const std::string &path, ExecHashFile &out);
 
+// Reads the regular file `path` (at most 4 GiB) and adds its hashes to `map` under `recorded`:
+// IO_FAILED when the file cannot be read, INVALID_VALUE for a malformed ELF file, FULL when the map
+// has kMaxHashMapFiles files; `map` is unchanged on error.
+Status add_file_to_exec_hash_map(const std::string &path, const std::string &recorded, ExecHashMap &map);
+
 Status parse_exec_hash_map(std::string_view text, const std::string &name, ExecHashMap &out);
 Status load_exec_hash_map(const std::string &path, ExecHashMap &out);
 std::string format_exec_hash_map(const ExecHashMap &map);

@@ -5,7 +5,11 @@
 
 #include <softdpu/apsh.h>
 
+#include <cstdio>
+#include <cstring>
 #include <set>
+#include <string>
+#include <unistd.h>
 
 using namespace apsh_test;
 using namespace softdpu::apsh::api;
@@ -83,6 +87,76 @@ TEST(ApshExecHash, RejectsBadInput)
 	     R"({"format": "softdpu-exec-hash-map", "version": 1, "files": [{"path": "a", "pages": [{"offset": 5, "sha256": ""}]}]})",
 	     R"({"format": "softdpu-exec-hash-map", "version": 1, "files": [{"path": "a", "pages": [{"offset": 0, "sha256": "zz"}]}]})"})
 		EXPECT_FALSE(parse_exec_hash_map(bad, "m.json", map).ok()) << bad;
+}
+
+// The builder of softdpu/apsh.h: what softdpu-exec-hash-build-map uses. Every documented error.
+TEST(ApshExecHashMapApi, BuildsFromFilesAndReportsEachError)
+{
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_create(nullptr), DOCA_ERROR_INVALID_VALUE);
+	softdpu_apsh_exec_hash_map *map = nullptr;
+	ASSERT_EQ(softdpu_apsh_exec_hash_map_create(&map), DOCA_SUCCESS);
+	EXPECT_STREQ(softdpu_apsh_exec_hash_map_get_error(map), "");
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_get_error(nullptr), nullptr);
+
+	char dir[] = "/tmp/softdpu-exec-hash-XXXXXX";
+	ASSERT_NE(mkdtemp(dir), nullptr);
+	const std::string good = std::string(dir) + "/tiny";
+	const std::string bad = std::string(dir) + "/big-endian";
+	const auto elf = tiny_elf();
+	auto be = elf;
+	be[5] = 2;
+	for (const auto &[path, bytes] : {std::pair{good, elf}, std::pair{bad, be}}) {
+		FILE *f = std::fopen(path.c_str(), "wb");
+		ASSERT_NE(f, nullptr);
+		ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size());
+		std::fclose(f);
+	}
+
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_add_file(nullptr, good.c_str(), nullptr), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_add_file(map, nullptr, nullptr), DOCA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(softdpu_apsh_exec_hash_map_add_file(map, good.c_str(), "/bin/tiny"), DOCA_SUCCESS);
+	// Missing, a directory: IO_FAILED, the reason names the file; the map is unchanged.
+	const std::string missing = std::string(dir) + "/missing";
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_add_file(map, missing.c_str(), nullptr), DOCA_ERROR_IO_FAILED);
+	EXPECT_NE(std::string(softdpu_apsh_exec_hash_map_get_error(map)).find(missing), std::string::npos);
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_add_file(map, dir, nullptr), DOCA_ERROR_IO_FAILED);
+	// A malformed ELF file: INVALID_VALUE.
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_add_file(map, bad.c_str(), nullptr), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_STRNE(softdpu_apsh_exec_hash_map_get_error(map), "");
+	uint32_t files = 0;
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_get_num_files(nullptr, &files), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_get_num_files(map, nullptr), DOCA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(softdpu_apsh_exec_hash_map_get_num_files(map, &files), DOCA_SUCCESS);
+	EXPECT_EQ(files, 1u);
+
+	// The text is the map's file format: it parses back to the file's executable page.
+	const char *text = nullptr;
+	size_t length = 0;
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_format(nullptr, &text, &length), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_format(map, nullptr, &length), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_format(map, &text, nullptr), DOCA_ERROR_INVALID_VALUE);
+	ASSERT_EQ(softdpu_apsh_exec_hash_map_format(map, &text, &length), DOCA_SUCCESS);
+	EXPECT_EQ(std::strlen(text), length);
+	ExecHashMap parsed;
+	ASSERT_TRUE(parse_exec_hash_map(std::string_view(text, length), "map.json", parsed).ok());
+	ASSERT_EQ(parsed.files.size(), 1u);
+	EXPECT_EQ(parsed.files[0].path, "/bin/tiny");
+	ASSERT_EQ(parsed.files[0].pages.size(), 1u);
+	EXPECT_EQ(parsed.files[0].pages.begin()->second, hash_page(std::span(elf).first(4096)));
+
+	// FULL once the map holds 65536 files (the same small file under other names).
+	for (uint32_t i = files; i < kMaxHashMapFiles; ++i)
+		ASSERT_EQ(softdpu_apsh_exec_hash_map_add_file(map, good.c_str(), ("/f" + std::to_string(i)).c_str()),
+			  DOCA_SUCCESS);
+	EXPECT_EQ(softdpu_apsh_exec_hash_map_add_file(map, good.c_str(), "/one-more"), DOCA_ERROR_FULL);
+	ASSERT_EQ(softdpu_apsh_exec_hash_map_get_num_files(map, &files), DOCA_SUCCESS);
+	EXPECT_EQ(files, kMaxHashMapFiles);
+
+	softdpu_apsh_exec_hash_map_destroy(map);
+	softdpu_apsh_exec_hash_map_destroy(nullptr);
+	std::remove(good.c_str());
+	std::remove(bad.c_str());
+	rmdir(dir);
 }
 
 class ApshScan : public ApshApi {
