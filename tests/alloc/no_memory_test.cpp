@@ -1,7 +1,7 @@
 // Out of memory: every allocation a creating or starting call makes is failed in turn. Each failed
 // run must report DOCA_ERROR_NO_MEMORY, free whatever it had taken and leave the object usable.
 #include "support/alloc_counter.h"
-#include "unit/mem/mem_fixture.hpp"
+#include "unit/core/mem/mem_fixture.hpp"
 #include "unit/sync_event/sync_event_support.hpp"
 
 #include <doca_buf_array.h>
