@@ -144,7 +144,7 @@ TEST_F(LogConcurrent, RateLimitHoldsAcrossThreads)
 	for (int t = 0; t < kThreads; ++t)
 		writers.emplace_back([bucket] {
 			for (int i = 0; i < 200; ++i)
-				doca_log_rate_limit(DOCA_LOG_LEVEL_ERROR, log_source, __FILE__, __LINE__, __func__,
+				doca_log_rate_limit(DOCA_LOG_LEVEL_ERROR, log_source, __FILE__, __LINE__, "writer",
 						    bucket, "limited");
 		});
 	for (auto &writer : writers)
