@@ -102,9 +102,7 @@ doca_error_t doca_ctx::stop() noexcept
 		// Nothing to flush: straight to IDLE, one state change. STOPPING is the state of a context
 		// that still has tasks to flush (an asynchronous stop, or a failed task); DOCA's samples log
 		// it as an error, e.g. when they stop from their last completion callback.
-		on_stopped();
-		stopping_.store(false, std::memory_order_relaxed);
-		set_state(DOCA_CTX_STATE_IDLE);
+		finish_stopping();
 		return DOCA_SUCCESS;
 	}
 	begin_stopping();
@@ -121,10 +119,15 @@ bool doca_ctx::try_finish_stopping() noexcept
 {
 	if (state_ != DOCA_CTX_STATE_STOPPING || inflight_ != 0 || tasks_in_use_ != 0)
 		return false;
+	finish_stopping();
+	return true;
+}
+
+void doca_ctx::finish_stopping() noexcept
+{
 	on_stopped();
 	stopping_.store(false, std::memory_order_relaxed);
 	set_state(DOCA_CTX_STATE_IDLE);
-	return true;
 }
 
 doca_error_t doca_ctx::alloc_task_impl(softdpu::exec::TaskPoolBase &pool, doca_task **task) noexcept

@@ -126,6 +126,8 @@ private:
 	void set_state(doca_ctx_states next) noexcept;
 	void begin_stopping() noexcept;
 	bool try_finish_stopping() noexcept;
+	// The end of every stop: engine released, IDLE reported.
+	void finish_stopping() noexcept;
 	void finish(doca_task *task) noexcept;
 
 	doca_ctx_states state_ = DOCA_CTX_STATE_IDLE;
