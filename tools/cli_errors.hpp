@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <exception>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,21 @@ inline int parse_command_line(CLI::App &app, int argc, char **argv)
 		return usage_failure(app.get_name(), usage_message(e));
 	}
 	return -1;
+}
+
+// A tool's main: runs run(argc, argv) and returns its status. Whatever escapes it (running out
+// of memory, a library error) ends the tool with "<program>: <reason>" and status 1, never with
+// std::terminate.
+inline int run_main(const char *program, int (*run)(int, char **), int argc, char **argv) noexcept
+{
+	try {
+		return run(argc, argv);
+	} catch (const std::exception &error) {
+		std::fprintf(stderr, "%s: %s\n", program, error.what());
+	} catch (...) {
+		std::fprintf(stderr, "%s: unexpected error\n", program);
+	}
+	return 1;
 }
 
 } // namespace softdpu::cli

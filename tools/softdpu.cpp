@@ -142,14 +142,5 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	// Whatever escapes the command (running out of memory, a library error) ends it with a
-	// message and status 1, never with std::terminate.
-	try {
-		return run(argc, argv);
-	} catch (const std::exception &error) {
-		std::fprintf(stderr, "softdpu: %s\n", error.what());
-	} catch (...) {
-		std::fprintf(stderr, "softdpu: unexpected error\n");
-	}
-	return 1;
+	return softdpu::cli::run_main("softdpu", run, argc, argv);
 }
