@@ -7,7 +7,6 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -21,24 +20,12 @@
 #include <new>
 #include <thread>
 
+#include "common/process_access.hpp"
 #include "common/sdk_log.hpp"
 
 namespace softdpu::xproc {
 
 namespace {
-
-// Yama's ptrace_scope 1 allows process_vm_* and /proc/<pid>/fd only to declared tracers.
-void allow_same_user_access() noexcept
-{
-	const int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	char c = '0';
-	const ssize_t n = read(fd, &c, 1);
-	close(fd);
-	if (n == 1 && c == '1')
-		prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
-}
 
 std::mutex &claim_mutex()
 {
@@ -198,7 +185,7 @@ doca_error_t Registry::init() noexcept
 	} catch (const std::bad_alloc &) {
 		return DOCA_ERROR_NO_MEMORY;
 	}
-	allow_same_user_access();
+	common::allow_same_user_access();
 	return DOCA_SUCCESS;
 }
 
