@@ -1,4 +1,5 @@
 #include "device/rdma/transport/connection.hpp"
+#include "device/rdma/transport/wire.hpp"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -224,49 +225,11 @@ private:
 	uint64_t dispatching_ = 0;
 };
 
-// ---- Wire format: the bound side's one message to a connector ----
-
-constexpr uint64_t kReplyMagic = 0x594c504552414452ull; // "RDAREPLY"
-constexpr uint32_t kReplyVersion = 1;
-constexpr uint32_t kReplyOk = 0;
-constexpr uint32_t kReplyRefused = 1;
-
-struct FdDesc {
-	uint32_t kind; // FdKind
-	uint32_t reserved;
-	uint64_t size; // memfd: its size
-};
-
-struct Reply {
-	uint64_t magic;
-	uint32_t version;
-	uint32_t status;
-	uint32_t qpn;
-	uint32_t fd_count; // bound descriptors; the table's two follow them
-	uint32_t info_len;
-	uint32_t reserved;
-	FdDesc fds[kMaxBoundFds];
-	uint8_t info[kMaxInfoBytes];
-};
-
-constexpr size_t kMaxSentFds = kMaxBoundFds + 2;
-
 bool valid_fabric(std::string_view fabric) noexcept
 {
 	if (fabric.empty() || fabric.size() > kMaxFabricName)
 		return false;
 	return std::all_of(fabric.begin(), fabric.end(), [](char c) { return c > ' ' && c < 127; });
-}
-
-// The abstract socket address of (uid, fabric, qpn); *len its length.
-void make_address(std::string_view fabric, uint32_t qpn, struct sockaddr_un *addr, socklen_t *len) noexcept
-{
-	std::memset(addr, 0, sizeof(*addr));
-	addr->sun_family = AF_UNIX;
-	const int n =
-	    std::snprintf(addr->sun_path + 1, sizeof(addr->sun_path) - 1, "softdpu-rdma/%u/%.*s/%06x",
-			  static_cast<unsigned>(geteuid()), static_cast<int>(fabric.size()), fabric.data(), qpn);
-	*len = static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) + 1 + static_cast<size_t>(n));
 }
 
 bool send_reply(int sock, const Reply &reply, const int *fds, size_t count) noexcept
@@ -305,6 +268,16 @@ bool connection_closed(int sock, uint32_t events) noexcept
 }
 
 } // namespace
+
+void make_address(std::string_view fabric, uint32_t qpn, struct sockaddr_un *addr, socklen_t *len) noexcept
+{
+	std::memset(addr, 0, sizeof(*addr));
+	addr->sun_family = AF_UNIX;
+	const int n =
+	    std::snprintf(addr->sun_path + 1, sizeof(addr->sun_path) - 1, "softdpu-rdma/%u/%.*s/%06x",
+			  static_cast<unsigned>(geteuid()), static_cast<int>(fabric.size()), fabric.data(), qpn);
+	*len = static_cast<socklen_t>(offsetof(struct sockaddr_un, sun_path) + 1 + static_cast<size_t>(n));
+}
 
 // ---- Binding ----
 
