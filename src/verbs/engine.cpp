@@ -431,7 +431,7 @@ ibv_wc_status local_iovecs(QueuePair &qp, const SendSlot &slot, const ibv_sge *s
 		*total = slot.inline_length;
 		return IBV_WC_SUCCESS;
 	}
-	transport::MemoryTable *table = transport::MemoryTable::instance();
+	transport::MemoryTable *table = qp.table;
 	for (uint32_t i = 0; i < slot.num_sge; ++i) {
 		const ibv_sge &sge = sges[i];
 		if (sge.length == 0)
@@ -747,7 +747,7 @@ size_t write_run(QueuePair &qp) noexcept
 	const size_t max_sge = std::max<uint32_t>(qp.cap.max_send_sge, 1);
 	size_t ops = 0;
 	size_t iov_used = 0;
-	transport::MemoryTable *table = transport::MemoryTable::instance();
+	transport::MemoryTable *table = qp.table;
 	for (uint64_t index = qp.sq_done; index < qp.sq_head && ops < qp.ops.size(); ++index) {
 		const size_t at = index % depth;
 		const SendSlot &slot = qp.sq[at];
@@ -943,6 +943,7 @@ ibv_qp *create_qp(Context &context, ibv_qp_init_attr_ex &init) noexcept
 	qp.cap = cap;
 	qp.sq_sig_all = init.sq_sig_all != 0;
 	qp.pd_id = init.pd->handle;
+	qp.table = transport::MemoryTable::instance();
 	qp.send_ops = (init.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
 	const size_t max_sge = std::max<uint32_t>(cap.max_send_sge, 1);
 	const size_t batch = std::min<size_t>(cap.max_send_wr, 64);

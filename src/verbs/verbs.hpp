@@ -257,6 +257,9 @@ public:
 	bool sq_sig_all = false;
 	ibv_qp_attr attr{}; // the attributes modify_qp set (query_qp reports them)
 	uint32_t pd_id = 0;
+	// This process's registrations (lkey checks), found once: looking it up costs a lock and a
+	// system call.
+	device::rdma::transport::MemoryTable *table = nullptr;
 
 	std::mutex mutex; // everything below, and state changes
 	// The send queue: a private ring of cap.max_send_wr slots, executed in order.

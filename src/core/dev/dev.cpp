@@ -189,10 +189,34 @@ doca_error_t DeviceTable::close(doca_dev &dev) noexcept
 		SDK_LOG_ERR("cannot close device %s: still used by %u object(s)", dev.function().name.c_str(), users);
 		return DOCA_ERROR_IN_USE;
 	}
-	dev.devinfo_.open_device_ = nullptr;
+	if (!dev.from_pd())
+		dev.devinfo_.open_device_ = nullptr;
 	--open_devices_;
+	dev.release_bridge_state();
 	delete &dev;
 	return DOCA_SUCCESS;
+}
+
+doca_error_t DeviceTable::open_from_pd(doca_devinfo &devinfo, doca_dev **dev) noexcept
+{
+	std::lock_guard lock(mutex_);
+	if (open_devices_ >= topology_->max_open_devices()) {
+		SDK_LOG_ERR("cannot open device %s: %u devices already open (limit of the topology)",
+			    devinfo.function().name.c_str(), open_devices_);
+		return DOCA_ERROR_INITIALIZATION;
+	}
+	try {
+		check_allocation();
+		auto *opened = new doca_dev(devinfo);
+		opened->open_count_ = 1;
+		opened->mark_from_pd();
+		++open_devices_;
+		*dev = opened;
+		return DOCA_SUCCESS;
+	} catch (const std::bad_alloc &) {
+		SDK_LOG_ERR("failed to allocate device %s", devinfo.function().name.c_str());
+		return DOCA_ERROR_NO_MEMORY;
+	}
 }
 
 doca_error_t DeviceTable::create_rep_list(doca_dev &dev, int filter, doca_devinfo_rep ***list, uint32_t *count) noexcept
@@ -203,7 +227,7 @@ doca_error_t DeviceTable::create_rep_list(doca_dev &dev, int filter, doca_devinf
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	const device::Capabilities &caps = dev.caps();
-	if (!dev.devinfo().exposes_representors()) {
+	if (dev.from_pd() || !dev.devinfo().exposes_representors()) {
 		SDK_LOG_ERR("device %s does not expose representors", dev.function().name.c_str());
 		return DOCA_ERROR_NOT_SUPPORTED;
 	}

@@ -64,8 +64,31 @@ public:
 	void remove_user() noexcept { users_.fetch_sub(1, std::memory_order_release); }
 	uint32_t users() const noexcept { return users_.load(std::memory_order_acquire); }
 
+	// The verbs device the RDMA bridge opened for this device (doca_rdma_bridge.h), released by
+	// `release` when the device closes. Set and read under the bridge's own lock.
+	void *bridge_state() const noexcept { return bridge_state_; }
+	void set_bridge_state(void *state, void (*release)(void *state)) noexcept
+	{
+		bridge_state_ = state;
+		bridge_release_ = release;
+	}
+	void release_bridge_state() noexcept
+	{
+		if (bridge_release_ != nullptr)
+			bridge_release_(bridge_state_);
+		bridge_state_ = nullptr;
+		bridge_release_ = nullptr;
+	}
+	// A device doca_rdma_bridge_open_dev_from_pd made: it has no devinfo of its own to report
+	// (doca_dev_as_devinfo gives NULL) and lists no representors.
+	bool from_pd() const noexcept { return from_pd_; }
+	void mark_from_pd() noexcept { from_pd_ = true; }
+
 private:
 	friend class softdpu::dev::DeviceTable;
+	void *bridge_state_ = nullptr;
+	void (*bridge_release_)(void *state) = nullptr;
+	bool from_pd_ = false;
 	doca_devinfo &devinfo_;
 	uint32_t open_count_ = 0; // guarded by the table's mutex
 	std::atomic<uint32_t> users_{0};
@@ -139,6 +162,9 @@ public:
 	static doca_error_t destroy_rep_list_of_any_table(doca_devinfo_rep **list) noexcept;
 	doca_error_t open(doca_devinfo &devinfo, doca_dev **dev) noexcept;
 	doca_error_t close(doca_dev &dev) noexcept;
+	// A device of its own over a verbs protection domain the application made
+	// (doca_rdma_bridge_open_dev_from_pd): not the devinfo's shared open device.
+	doca_error_t open_from_pd(doca_devinfo &devinfo, doca_dev **dev) noexcept;
 	doca_error_t create_rep_list(doca_dev &dev, int filter, doca_devinfo_rep ***list, uint32_t *count) noexcept;
 	doca_error_t destroy_rep_list(doca_devinfo_rep **list) noexcept;
 	doca_error_t open_rep(doca_devinfo_rep &devinfo, doca_dev_rep **rep) noexcept;

@@ -121,7 +121,8 @@ doca_error_t doca_dev_rep_close(doca_dev_rep *dev)
 
 doca_devinfo *doca_dev_as_devinfo(const doca_dev *dev)
 {
-	return dev != nullptr ? &dev->devinfo() : nullptr;
+	// A device opened from a verbs PD has no devinfo to report (DOCA documents NULL).
+	return dev != nullptr && !dev->from_pd() ? &dev->devinfo() : nullptr;
 }
 
 doca_devinfo_rep *doca_dev_rep_as_devinfo(doca_dev_rep *dev_rep)

@@ -257,8 +257,17 @@ doca_error_t doca_mmap::stop() noexcept
 	const doca_error_t result = revoke_exports();
 	if (result != DOCA_SUCCESS)
 		return result;
+	release_bridge_state();
 	started_ = false;
 	return DOCA_SUCCESS;
+}
+
+void doca_mmap::release_bridge_state() noexcept
+{
+	if (bridge_release_ != nullptr)
+		bridge_release_(bridge_state_);
+	bridge_state_ = nullptr;
+	bridge_release_ = nullptr;
 }
 
 doca_error_t doca_mmap::revoke_exports() noexcept
@@ -342,6 +351,7 @@ doca_error_t doca_mmap::export_to(const doca_dev *dev, uint16_t kind, const void
 
 void doca_mmap::tear_down() noexcept
 {
+	release_bridge_state();
 	for (doca_dev *dev : devices_)
 		softdpu::mem::release_device(dev);
 	devices_.clear();

@@ -135,6 +135,16 @@ public:
 	doca_error_t export_desc(const doca_dev *dev, softdpu::xproc::ExportKind kind, const void **desc,
 				 size_t *len) noexcept;
 
+	// State the RDMA bridge keeps for this mmap while it is started (its memory registrations on
+	// the mmap's devices, doca_rdma_bridge.h): released by `release` when the mmap stops or goes.
+	// Set and read under the bridge's own lock.
+	void *bridge_state() const noexcept { return bridge_state_; }
+	void set_bridge_state(void *state, void (*release)(void *state)) noexcept
+	{
+		bridge_state_ = state;
+		bridge_release_ = release;
+	}
+
 	// Counting what points into the memory (doca_bufs, pools, arrays). Data path: no checks.
 	void buf_taken() noexcept { ++num_bufs_; }
 	void bufs_released(uint32_t count) noexcept { num_bufs_ -= count; }
@@ -142,6 +152,9 @@ public:
 	void remove_dependent() noexcept { --num_dependents_; }
 
 private:
+	void release_bridge_state() noexcept;
+	void *bridge_state_ = nullptr;
+	void (*bridge_release_)(void *state) = nullptr;
 	friend struct softdpu::mem::testing::MmapAccess;
 
 	doca_mmap() = default;
