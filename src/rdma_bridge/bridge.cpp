@@ -201,8 +201,7 @@ doca_error_t get_buf_mkey(const doca_buf &buf, doca_dev &dev, uint32_t *mkey) no
 {
 	doca_mmap *mmap = buf.mmap();
 	if (mmap == nullptr || !mmap->is_started() || !mmap->has_device(&dev)) {
-		SDK_LOG_ERR("RDMA bridge: the buffer's mmap is not started on device %s",
-			    dev.function().name.c_str());
+		SDK_LOG_ERR("RDMA bridge: the buffer's mmap is not started on device %s", dev.function().name.c_str());
 		return DOCA_ERROR_INVALID_VALUE;
 	}
 	if (mmap->origin() != doca_mmap::Origin::local) {

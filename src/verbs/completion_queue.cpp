@@ -39,7 +39,7 @@ bool resolve_peer_record(CompletionQueue &cq, const device::rdma::CompletionReco
 		if (qp->qp()->qp_num != record.qp_num || qp->qp()->recv_cq != cq.cq())
 			continue;
 		ReceiveQueue &queue =
-			qp->qp()->srq != nullptr ? SharedReceiveQueue::from(qp->qp()->srq)->queue : qp->rq;
+		    qp->qp()->srq != nullptr ? SharedReceiveQueue::from(qp->qp()->srq)->queue : qp->rq;
 		uint64_t wr_id = 0;
 		if (!queue.complete(record.recv_index, &wr_id))
 			return false;
@@ -210,7 +210,8 @@ int get_cq_event(ibv_comp_channel *ibv, ibv_cq **cq_out, void **cq_context) noex
 		{
 			std::lock_guard lock(channel->mutex);
 			for (CompletionQueue *candidate : channel->cqs) {
-				if (candidate->ring.header().event_pending.exchange(0, std::memory_order_acq_rel) != 0) {
+				if (candidate->ring.header().event_pending.exchange(0, std::memory_order_acq_rel) !=
+				    0) {
 					cq = candidate;
 					break;
 				}

@@ -165,8 +165,8 @@ int query_port(const Context &context, uint8_t port_num, ibv_port_attr *attr, si
 	full.active_speed = 64; // HDR (50 Gb/s per lane): 200 Gb/s, a BlueField-2 port
 	full.phys_state = 5;    // LinkUp
 	full.link_layer = context.info().function->link_layer == device::LinkLayer::infiniband
-				  ? IBV_LINK_LAYER_INFINIBAND
-				  : IBV_LINK_LAYER_ETHERNET;
+			      ? IBV_LINK_LAYER_INFINIBAND
+			      : IBV_LINK_LAYER_ETHERNET;
 	std::memcpy(attr, &full, std::min(attr_size, sizeof(full)));
 	return 0;
 }
@@ -184,7 +184,8 @@ int query_gid_entry(const Context &context, uint32_t port_num, uint32_t index, i
 	std::memcpy(entry->gid.raw, gids[index].gid.data(), sizeof(entry->gid.raw));
 	entry->gid_index = index;
 	entry->port_num = port_num;
-	entry->gid_type = gids[index].type == device::rdma::GidType::roce_v2 ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_ROCE_V1;
+	entry->gid_type =
+	    gids[index].type == device::rdma::GidType::roce_v2 ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_ROCE_V1;
 	entry->ndev_ifindex = 0;
 	return 0;
 }

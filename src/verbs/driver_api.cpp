@@ -50,16 +50,16 @@ void __verbs_log(void *context, int level, const char *format, ...)
 }
 
 // Every other private entry point: a provider command, refused.
-#define SOFTDPU_REFUSED_COMMAND(name)                                                                                 \
-	int name(void)                                                                                                \
-	{                                                                                                             \
-		return EOPNOTSUPP;                                                                                    \
+#define SOFTDPU_REFUSED_COMMAND(name)                                                                                  \
+	int name(void)                                                                                                 \
+	{                                                                                                              \
+		return EOPNOTSUPP;                                                                                     \
 	}
-#define SOFTDPU_REFUSED_POINTER(name)                                                                                 \
-	void *name(void)                                                                                              \
-	{                                                                                                             \
-		errno = EOPNOTSUPP;                                                                                   \
-		return nullptr;                                                                                       \
+#define SOFTDPU_REFUSED_POINTER(name)                                                                                  \
+	void *name(void)                                                                                               \
+	{                                                                                                              \
+		errno = EOPNOTSUPP;                                                                                    \
+		return nullptr;                                                                                        \
 	}
 
 SOFTDPU_REFUSED_COMMAND(__ioctl_final_num_attrs)

@@ -81,7 +81,8 @@ ibv_wc_opcode wc_opcode(ibv_wr_opcode opcode) noexcept
 // entries fit in the region.
 ReceiveRingHeader *attach_ring(transport::SharedRegion *region, uint32_t slots, uint32_t max_sge) noexcept
 {
-	if (region == nullptr || (slots != 0 && !std::has_single_bit(slots)) || max_sge > device::rdma::Limits::max_srq_sge)
+	if (region == nullptr || (slots != 0 && !std::has_single_bit(slots)) ||
+	    max_sge > device::rdma::Limits::max_srq_sge)
 		return nullptr;
 	if (device::rdma::receive_ring_bytes(slots, max_sge) > region->size())
 		return nullptr;
@@ -167,7 +168,8 @@ int ReceiveQueue::create(uint32_t min_slots, uint32_t sges, uint32_t pd_id, uint
 	} catch (const std::bad_alloc &) {
 		return ENOMEM;
 	}
-	if (transport::SharedRegion::create(device::rdma::receive_ring_bytes(slots, max_sge), name, &region) != Status::ok)
+	if (transport::SharedRegion::create(device::rdma::receive_ring_bytes(slots, max_sge), name, &region) !=
+	    Status::ok)
 		return ENOMEM;
 	header = new (region.data()) ReceiveRingHeader();
 	header->magic = device::rdma::kReceiveRingMagic;
@@ -182,7 +184,8 @@ int ReceiveQueue::post(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept
 {
 	std::lock_guard lock(mutex);
 	for (; wr != nullptr; wr = wr->next) {
-		if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > max_sge || (wr->num_sge > 0 && wr->sg_list == nullptr)) {
+		if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > max_sge ||
+		    (wr->num_sge > 0 && wr->sg_list == nullptr)) {
 			*bad = wr;
 			return EINVAL;
 		}
@@ -364,7 +367,8 @@ Status connect_remote(QueuePair &qp, const std::string &fabric, uint32_t qpn, st
 	    !device::rdma::CompletionRing::attach(peer.region(1) ? peer.region(1)->data() : nullptr,
 						  peer.region(1) ? peer.region(1)->size() : 0, &remote->cq) ||
 	    remote->cq.slots() != info.cq_slots) {
-		SDK_LOG_ERR("verbs: queue pair %u of %s sent rings that do not match what it declares", qpn, fabric.c_str());
+		SDK_LOG_ERR("verbs: queue pair %u of %s sent rings that do not match what it declares", qpn,
+			    fabric.c_str());
 		return Status::refused;
 	}
 	if (has_srq) {
@@ -383,8 +387,8 @@ RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexce
 {
 	if (qp.qp()->qp_type == IBV_QPT_RC) {
 		if (qp.remote == nullptr) {
-			const auto fabric = device::rdma::fabric_name_of_gid(
-				std::to_array(qp.attr.ah_attr.grh.dgid.raw));
+			const auto fabric =
+			    device::rdma::fabric_name_of_gid(std::to_array(qp.attr.ah_attr.grh.dgid.raw));
 			if (!fabric) {
 				*status = Status::not_found;
 				return nullptr;
@@ -442,7 +446,8 @@ ibv_wc_status local_iovecs(QueuePair &qp, const SendSlot &slot, const ibv_sge *s
 		    sge.addr < registration->iova || sge.addr - registration->iova > registration->length ||
 		    sge.length > registration->length - (sge.addr - registration->iova))
 			return IBV_WC_LOC_PROT_ERR;
-		qp.iov[*count].iov_base = reinterpret_cast<void *>(registration->addr + (sge.addr - registration->iova));
+		qp.iov[*count].iov_base =
+		    reinterpret_cast<void *>(registration->addr + (sge.addr - registration->iova));
 		qp.iov[*count].iov_len = sge.length;
 		++*count;
 		*total += sge.length;
@@ -575,7 +580,8 @@ Outcome deliver(QueuePair &qp, RemoteQp &remote, const SendSlot &slot, size_t co
 						room -= take;
 					} else {
 						const iovec &source = qp.iov[source_index];
-						const uint64_t take = std::min<uint64_t>(room, source.iov_len - source_offset);
+						const uint64_t take =
+						    std::min<uint64_t>(room, source.iov_len - source_offset);
 						piece.iov_base = static_cast<char *>(source.iov_base) + source_offset;
 						piece.iov_len = take;
 						source_offset += take;
@@ -589,8 +595,8 @@ Outcome deliver(QueuePair &qp, RemoteQp &remote, const SendSlot &slot, size_t co
 					++iov_used;
 				}
 			}
-			const size_t done = remote.peer->write_batch(qp.ops.data(), op_count, target_pd,
-								     transport::kAccessLocalWrite);
+			const size_t done =
+			    remote.peer->write_batch(qp.ops.data(), op_count, target_pd, transport::kAccessLocalWrite);
 			if (done != op_count) {
 				Status failure = Status::ok;
 				for (size_t i = 0; i < op_count; ++i)
@@ -666,7 +672,7 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 	}
 	if (qp.qp()->qp_type == IBV_QPT_UD) {
 		const uint32_t wanted =
-			(slot.remote_qkey & 0x80000000u) != 0 ? qp.attr.qkey : slot.remote_qkey; // IB 10.2.5
+		    (slot.remote_qkey & 0x80000000u) != 0 ? qp.attr.qkey : slot.remote_qkey; // IB 10.2.5
 		if (remote->rq->qkey.load(std::memory_order_acquire) != wanted)
 			return outcome; // dropped by the target; the sender does not know
 		return deliver(qp, *remote, slot, count, total, true);
@@ -715,11 +721,11 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 			return outcome;
 		}
 		uint64_t original = 0;
-		status = slot.opcode == IBV_WR_ATOMIC_CMP_AND_SWP
-				 ? remote->peer->compare_swap(slot.rkey, slot.remote_addr, slot.compare_add, slot.swap,
-							      target_pd, &original)
-				 : remote->peer->fetch_add(slot.rkey, slot.remote_addr, slot.compare_add, target_pd,
-							   &original);
+		status =
+		    slot.opcode == IBV_WR_ATOMIC_CMP_AND_SWP
+			? remote->peer->compare_swap(slot.rkey, slot.remote_addr, slot.compare_add, slot.swap,
+						     target_pd, &original)
+			: remote->peer->fetch_add(slot.rkey, slot.remote_addr, slot.compare_add, target_pd, &original);
 		if (status == Status::ok)
 			std::memcpy(qp.iov[0].iov_base, &original, sizeof(original));
 		outcome.status = status_of(status);
@@ -772,12 +778,13 @@ size_t write_run(QueuePair &qp) noexcept
 				if (sge.length == 0)
 					continue;
 				const auto registration = table != nullptr ? table->lookup(sge.lkey) : std::nullopt;
-				valid = registration && registration->pd_id == qp.pd_id && sge.addr >= registration->iova &&
+				valid = registration && registration->pd_id == qp.pd_id &&
+					sge.addr >= registration->iova &&
 					sge.addr - registration->iova <= registration->length &&
 					sge.length <= registration->length - (sge.addr - registration->iova);
 				if (valid) {
-					qp.iov[iov_used + op.local_count].iov_base =
-						reinterpret_cast<void *>(registration->addr + (sge.addr - registration->iova));
+					qp.iov[iov_used + op.local_count].iov_base = reinterpret_cast<void *>(
+					    registration->addr + (sge.addr - registration->iova));
 					qp.iov[iov_used + op.local_count].iov_len = sge.length;
 					++op.local_count;
 				}
@@ -907,7 +914,8 @@ void detach(CompletionQueue &cq, QueuePair *qp) noexcept
 ibv_qp *create_qp(Context &context, ibv_qp_init_attr_ex &init) noexcept
 {
 	using Limits = device::rdma::Limits;
-	constexpr uint32_t known_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	constexpr uint32_t known_mask =
+	    IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	if ((init.comp_mask & IBV_QP_INIT_ATTR_PD) == 0 || init.pd == nullptr || (init.comp_mask & ~known_mask) != 0) {
 		errno = (init.comp_mask & ~known_mask) != 0 ? EOPNOTSUPP : EINVAL;
 		return nullptr;
@@ -1004,9 +1012,10 @@ ibv_qp *create_qp(Context &context, ibv_qp_init_attr_ex &init) noexcept
 			self->pending.store(true, std::memory_order_release);
 		}
 	};
-	const Status bound = transport::Binding::bind(context.info().fabric_name, std::span<const int>(fds, fd_count),
-						     std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(&info), sizeof(info)),
-						     on_disconnect, &qp.binding);
+	const Status bound =
+	    transport::Binding::bind(context.info().fabric_name, std::span<const int>(fds, fd_count),
+				     std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(&info), sizeof(info)),
+				     on_disconnect, &qp.binding);
 	if (bound != Status::ok) {
 		errno = bound == Status::no_resources ? ENOMEM : EIO;
 		return nullptr;
@@ -1087,7 +1096,8 @@ int modify_qp(ibv_qp *ibv, ibv_qp_attr *attr, int mask) noexcept
 		if (ibv->qp_type == IBV_QPT_RC) {
 			// Connect now when the peer is there; otherwise the first request connects (the
 			// peer may reach RTR after us).
-			const auto fabric = device::rdma::fabric_name_of_gid(std::to_array(qp.attr.ah_attr.grh.dgid.raw));
+			const auto fabric =
+			    device::rdma::fabric_name_of_gid(std::to_array(qp.attr.ah_attr.grh.dgid.raw));
 			if (fabric)
 				(void)connect_remote(qp, *fabric, qp.attr.dest_qp_num, &qp.remote);
 		}

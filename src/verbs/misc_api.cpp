@@ -29,19 +29,19 @@ template <size_t N> const char *name_of(const std::array<const char *, N> &names
 
 struct RateRow {
 	ibv_rate rate;
-	int mult;  // multiple of 2.5 Gb/s; -1 for rates that are not one
+	int mult; // multiple of 2.5 Gb/s; -1 for rates that are not one
 	int mbps;
 };
 
 constexpr std::array<RateRow, 24> kRates = {{
-	{IBV_RATE_2_5_GBPS, 1, 2500},      {IBV_RATE_5_GBPS, 2, 5000},       {IBV_RATE_10_GBPS, 4, 10000},
-	{IBV_RATE_20_GBPS, 8, 20000},      {IBV_RATE_30_GBPS, 12, 30000},    {IBV_RATE_40_GBPS, 16, 40000},
-	{IBV_RATE_60_GBPS, 24, 60000},     {IBV_RATE_80_GBPS, 32, 80000},    {IBV_RATE_120_GBPS, 48, 120000},
-	{IBV_RATE_14_GBPS, -1, 14062},     {IBV_RATE_56_GBPS, -1, 56250},    {IBV_RATE_112_GBPS, -1, 112500},
-	{IBV_RATE_168_GBPS, -1, 168750},   {IBV_RATE_25_GBPS, -1, 25781},    {IBV_RATE_100_GBPS, -1, 103125},
-	{IBV_RATE_200_GBPS, -1, 206250},   {IBV_RATE_300_GBPS, -1, 309375},  {IBV_RATE_28_GBPS, -1, 28125},
-	{IBV_RATE_50_GBPS, -1, 53125},     {IBV_RATE_400_GBPS, -1, 425000},  {IBV_RATE_600_GBPS, -1, 637500},
-	{IBV_RATE_800_GBPS, -1, 850000},   {IBV_RATE_1200_GBPS, -1, 1275000}, {IBV_RATE_MAX, 0, 0},
+    {IBV_RATE_2_5_GBPS, 1, 2500},    {IBV_RATE_5_GBPS, 2, 5000},        {IBV_RATE_10_GBPS, 4, 10000},
+    {IBV_RATE_20_GBPS, 8, 20000},    {IBV_RATE_30_GBPS, 12, 30000},     {IBV_RATE_40_GBPS, 16, 40000},
+    {IBV_RATE_60_GBPS, 24, 60000},   {IBV_RATE_80_GBPS, 32, 80000},     {IBV_RATE_120_GBPS, 48, 120000},
+    {IBV_RATE_14_GBPS, -1, 14062},   {IBV_RATE_56_GBPS, -1, 56250},     {IBV_RATE_112_GBPS, -1, 112500},
+    {IBV_RATE_168_GBPS, -1, 168750}, {IBV_RATE_25_GBPS, -1, 25781},     {IBV_RATE_100_GBPS, -1, 103125},
+    {IBV_RATE_200_GBPS, -1, 206250}, {IBV_RATE_300_GBPS, -1, 309375},   {IBV_RATE_28_GBPS, -1, 28125},
+    {IBV_RATE_50_GBPS, -1, 53125},   {IBV_RATE_400_GBPS, -1, 425000},   {IBV_RATE_600_GBPS, -1, 637500},
+    {IBV_RATE_800_GBPS, -1, 850000}, {IBV_RATE_1200_GBPS, -1, 1275000}, {IBV_RATE_MAX, 0, 0},
 }};
 
 bool fork_initialized = false;
@@ -62,9 +62,10 @@ bool device_attribute(const char *dir, const char *file, std::string *value)
 		const std::string_view name(file);
 		char text[64];
 		auto guid = [&](uint64_t value) {
-			std::snprintf(text, sizeof(text), "%04x:%04x:%04x:%04x", static_cast<unsigned>(value >> 48) & 0xffff,
-				      static_cast<unsigned>(value >> 32) & 0xffff, static_cast<unsigned>(value >> 16) & 0xffff,
-				      static_cast<unsigned>(value) & 0xffff);
+			std::snprintf(
+			    text, sizeof(text), "%04x:%04x:%04x:%04x", static_cast<unsigned>(value >> 48) & 0xffff,
+			    static_cast<unsigned>(value >> 32) & 0xffff, static_cast<unsigned>(value >> 16) & 0xffff,
+			    static_cast<unsigned>(value) & 0xffff);
 			return std::string(text);
 		};
 		if (uverbs && name == "ibdev")
@@ -104,30 +105,30 @@ void ibv_copy_ah_attr_from_kern(struct ibv_ah_attr *dst, struct ib_uverbs_ah_att
 const char *ibv_wc_status_str(enum ibv_wc_status status)
 {
 	static constexpr std::array<const char *, 24> names = {
-		"success",
-		"local length error",
-		"local QP operation error",
-		"local EE context operation error",
-		"local protection error",
-		"Work Request Flushed Error",
-		"memory management operation error",
-		"bad response error",
-		"local access error",
-		"remote invalid request error",
-		"remote access error",
-		"remote operation error",
-		"transport retry counter exceeded",
-		"RNR retry counter exceeded",
-		"local RDD violation error",
-		"remote invalid RD request",
-		"aborted error",
-		"invalid EE context number",
-		"invalid EE context state",
-		"fatal error",
-		"response timeout error",
-		"general error",
-		"TM error",
-		"TM rendezvous tag error",
+	    "success",
+	    "local length error",
+	    "local QP operation error",
+	    "local EE context operation error",
+	    "local protection error",
+	    "Work Request Flushed Error",
+	    "memory management operation error",
+	    "bad response error",
+	    "local access error",
+	    "remote invalid request error",
+	    "remote access error",
+	    "remote operation error",
+	    "transport retry counter exceeded",
+	    "RNR retry counter exceeded",
+	    "local RDD violation error",
+	    "remote invalid RD request",
+	    "aborted error",
+	    "invalid EE context number",
+	    "invalid EE context state",
+	    "fatal error",
+	    "response timeout error",
+	    "general error",
+	    "TM error",
+	    "TM rendezvous tag error",
 	};
 	return name_of(names, status, "unknown");
 }
@@ -135,8 +136,13 @@ const char *ibv_wc_status_str(enum ibv_wc_status status)
 const char *ibv_node_type_str(enum ibv_node_type node_type)
 {
 	static constexpr std::array<const char *, 7> names = {
-		"InfiniBand channel adapter", "InfiniBand switch", "InfiniBand router", "iWARP NIC", "usNIC",
-		"usNIC UDP", "unspecified",
+	    "InfiniBand channel adapter",
+	    "InfiniBand switch",
+	    "InfiniBand router",
+	    "iWARP NIC",
+	    "usNIC",
+	    "usNIC UDP",
+	    "unspecified",
 	};
 	return name_of(names, node_type - IBV_NODE_CA, "unknown");
 }
@@ -144,7 +150,7 @@ const char *ibv_node_type_str(enum ibv_node_type node_type)
 const char *ibv_port_state_str(enum ibv_port_state port_state)
 {
 	static constexpr std::array<const char *, 6> names = {
-		"PORT_NOP", "PORT_DOWN", "PORT_INIT", "PORT_ARMED", "PORT_ACTIVE", "PORT_ACTIVE_DEFER",
+	    "PORT_NOP", "PORT_DOWN", "PORT_INIT", "PORT_ARMED", "PORT_ACTIVE", "PORT_ACTIVE_DEFER",
 	};
 	return name_of(names, port_state, "unknown");
 }
@@ -152,26 +158,26 @@ const char *ibv_port_state_str(enum ibv_port_state port_state)
 const char *ibv_event_type_str(enum ibv_event_type event)
 {
 	static constexpr std::array<const char *, 20> names = {
-		"CQ error",
-		"local work queue catastrophic error",
-		"invalid request local work queue error",
-		"local access violation work queue error",
-		"communication established",
-		"send queue drained",
-		"path migrated",
-		"path migration request error",
-		"local catastrophic error",
-		"port active",
-		"port error",
-		"LID change",
-		"P_Key change",
-		"SM change",
-		"SRQ catastrophic error",
-		"SRQ limit reached",
-		"last WQE reached",
-		"client reregistration",
-		"GID table change",
-		"WQ fatal",
+	    "CQ error",
+	    "local work queue catastrophic error",
+	    "invalid request local work queue error",
+	    "local access violation work queue error",
+	    "communication established",
+	    "send queue drained",
+	    "path migrated",
+	    "path migration request error",
+	    "local catastrophic error",
+	    "port active",
+	    "port error",
+	    "LID change",
+	    "P_Key change",
+	    "SM change",
+	    "SRQ catastrophic error",
+	    "SRQ limit reached",
+	    "last WQE reached",
+	    "client reregistration",
+	    "GID table change",
+	    "WQ fatal",
 	};
 	return name_of(names, event, "unknown");
 }

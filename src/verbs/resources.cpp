@@ -53,7 +53,8 @@ ibv_mr *reg_mr(ibv_pd *ibv_pd, void *addr, size_t length, uint64_t iova, unsigne
 		return nullptr;
 	}
 	// Remote write and remote atomic need local write (IB spec 10.6.3.1; the kernel enforces it).
-	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) != 0 && (access & IBV_ACCESS_LOCAL_WRITE) == 0) {
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) != 0 &&
+	    (access & IBV_ACCESS_LOCAL_WRITE) == 0) {
 		errno = EINVAL;
 		return nullptr;
 	}

@@ -138,7 +138,7 @@ struct CompletionChannel {
 // produce (receives) in a shared region (device/rdma/queues.hpp). Polling takes the private ones
 // first; a peer's record is resolved against the receives this process posted, never trusted.
 struct CompletionQueue {
-	ibv_cq_ex ibv{}; // its leading fields are those of struct ibv_cq (ibv_cq_ex_to_cq)
+	ibv_cq_ex ibv{};                // its leading fields are those of struct ibv_cq (ibv_cq_ex_to_cq)
 	std::atomic<uint32_t> users{0}; // QPs that complete into it
 	std::mutex mutex;               // the private ring, the poll side of the shared one, `qps`
 	std::vector<ibv_wc> local;      // capacity: the reported cqe + 1
@@ -269,7 +269,7 @@ public:
 	uint64_t sq_head = 0;           // next to post
 	uint64_t sq_done = 0;           // next to execute
 	uint64_t retry_deadline_ns = 0; // the head request waits (no receive posted, peer not ready)
-	ReceiveQueue rq; // unused (0 slots) with an SRQ
+	ReceiveQueue rq;                // unused (0 slots) with an SRQ
 	std::unique_ptr<device::rdma::transport::Binding> binding;
 	std::unique_ptr<RemoteQp> remote; // RC: the connected queue pair
 	std::vector<std::unique_ptr<RemoteQp>> ud_peers;

@@ -238,8 +238,8 @@ int ibv_query_port(ibv_context *context, uint8_t port_num, struct _compat_ibv_po
 			  offsetof(ibv_port_attr, flags));
 }
 
-int _ibv_query_gid_ex(ibv_context *context, uint32_t port_num, uint32_t gid_index, ibv_gid_entry *entry,
-		      uint32_t flags, size_t entry_size)
+int _ibv_query_gid_ex(ibv_context *context, uint32_t port_num, uint32_t gid_index, ibv_gid_entry *entry, uint32_t flags,
+		      size_t entry_size)
 {
 	if (context == nullptr || entry == nullptr || flags != 0 || entry_size < sizeof(ibv_gid_entry))
 		return EINVAL;

@@ -1,6 +1,5 @@
 #include "device/rdma/device_info.hpp"
 
-
 namespace softdpu::device::rdma {
 
 namespace {
