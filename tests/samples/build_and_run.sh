@@ -12,7 +12,8 @@ rm -rf "$prefix" "$out"
 mkdir -p "$out"
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
-export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# softdpu's libibverbs first, as docs/rdma.md tells users (samples that use verbs need it).
+export LD_LIBRARY_PATH="$prefix/lib/softdpu-rdma:$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 shopt -s nullglob
 # Set-up shared by the PE/DMA samples (device, mmap, buffers, PE) is compiled into each sample
