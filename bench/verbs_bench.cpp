@@ -141,7 +141,7 @@ void connect_endpoint(Endpoint &e, uint32_t remote_qpn)
 void wait_stage(Shared &shared, uint32_t stage)
 {
 	while (shared.stage.load(std::memory_order_acquire) < stage)
-		sched_yield();
+		usleep(200);
 }
 
 int post_write(Endpoint &e, const char *source, uint32_t length, uint64_t remote, uint32_t rkey, bool signaled,

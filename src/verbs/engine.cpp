@@ -954,7 +954,7 @@ ibv_qp *create_qp(Context &context, ibv_qp_init_attr_ex &init) noexcept
 	qp.table = transport::MemoryTable::instance();
 	qp.send_ops = (init.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
 	const size_t max_sge = std::max<uint32_t>(cap.max_send_sge, 1);
-	const size_t batch = std::min<size_t>(cap.max_send_wr, 64);
+	const size_t batch = std::min<size_t>(cap.max_send_wr, 256);
 	try {
 		qp.sq.resize(cap.max_send_wr);
 		qp.sq_sges.resize(cap.max_send_wr * max_sge);
