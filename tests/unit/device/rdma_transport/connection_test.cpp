@@ -852,6 +852,56 @@ TEST(RdmaTransportDeath, ClosingEitherSideDisconnectsTheOther)
 	EXPECT_EQ(peer->notify(0), Status::invalid_argument);
 }
 
+// The lead's objects may go in their own callbacks (a QP destroyed when its peer dies).
+TEST(RdmaTransportDeath, ObjectsMayBeDestroyedInTheirOwnCallbacks)
+{
+	const std::string fab = transport_test::fabric("self-destroy");
+	Flag done;
+	std::unique_ptr<Binding> binding;
+	std::unique_ptr<Peer> peer;
+	std::mutex mutex;
+	{
+		std::lock_guard lock(mutex);
+		ASSERT_EQ(Binding::bind(
+			      fab, {}, {},
+			      [&](uint32_t pid) {
+				      std::lock_guard inner(mutex);
+				      binding.reset();
+				      done.set(pid);
+			      },
+			      &binding),
+			  Status::ok);
+		ASSERT_EQ(Peer::connect(fab, binding->qpn(), nullptr, &peer), Status::ok);
+	}
+	peer.reset();
+	ASSERT_TRUE(done.wait(std::chrono::seconds(10)));
+	{
+		std::lock_guard lock(mutex);
+		EXPECT_EQ(binding, nullptr);
+	}
+	EXPECT_EQ(bound_names(fab), 0u);
+
+	Flag peer_done;
+	std::unique_ptr<Binding> other;
+	ASSERT_EQ(Binding::bind(fab, {}, {}, nullptr, &other), Status::ok);
+	{
+		std::lock_guard inner(mutex);
+		ASSERT_EQ(Peer::connect(
+			      fab, other->qpn(),
+			      [&](uint32_t pid) {
+				      std::lock_guard in_callback(mutex);
+				      peer.reset();
+				      peer_done.set(pid);
+			      },
+			      &peer),
+			  Status::ok);
+	}
+	other.reset();
+	ASSERT_TRUE(peer_done.wait(std::chrono::seconds(10)));
+	std::lock_guard lock(mutex);
+	EXPECT_EQ(peer, nullptr);
+}
+
 TEST(RdmaTransportDeath, NothingIsLeftBehind)
 {
 	const auto shm_entries = [] {
