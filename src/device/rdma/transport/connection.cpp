@@ -281,7 +281,7 @@ void make_address(std::string_view fabric, uint32_t qpn, struct sockaddr_un *add
 
 // ---- Binding ----
 
-struct BindingState {
+struct BindingState : std::enable_shared_from_this<BindingState> {
 	common::UniqueFd listener;
 	std::vector<common::UniqueFd> fds;
 	Reply reply = {};
@@ -342,10 +342,12 @@ void BindingState::accept_all() noexcept
 		} catch (const std::bad_alloc &) {
 			continue;
 		}
-		const uint64_t id =
-		    agent->add_fd(raw, EPOLLIN | EPOLLRDHUP, [this, raw, pid](uint64_t self, uint32_t ev) {
-			    connection_event(self, raw, pid, ev);
-		    });
+		const uint64_t id = agent->add_fd(raw, EPOLLIN | EPOLLRDHUP,
+						  // The handler holds the state: a callback may destroy the Binding,
+						  // and the handler goes on after it returns.
+						  [state = shared_from_this(), raw, pid](uint64_t self, uint32_t ev) {
+							  state->connection_event(self, raw, pid, ev);
+						  });
 		if (id != 0)
 			connections.emplace_back(id, sock.release());
 	}
