@@ -1221,18 +1221,20 @@ int post_send(ibv_qp *ibv, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	int error = 0;
 	for (; wr != nullptr; wr = wr->next) {
-		const int error = queue_send_locked(qp, *wr);
+		error = queue_send_locked(qp, *wr);
 		if (error != 0) {
 			*bad_wr = wr;
-			return error;
+			break;
 		}
 	}
+	// The requests before a refused one are posted (verbs semantics): they run as well.
 	if (qp.sq_head != qp.sq_done)
 		qp.pending.store(true, std::memory_order_release);
 	if (state == IBV_QPS_ERR)
 		flush_locked(qp);
-	return 0;
+	return error;
 }
 
 int post_recv(ibv_qp *ibv, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
