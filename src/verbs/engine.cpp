@@ -77,6 +77,23 @@ ibv_wc_opcode wc_opcode(ibv_wr_opcode opcode) noexcept
 	}
 }
 
+// The IBV_ACCESS_REMOTE_* flag the responder's queue pair must have for an RC request.
+unsigned int remote_access_needed(ibv_wr_opcode opcode) noexcept
+{
+	switch (opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_ACCESS_REMOTE_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_ACCESS_REMOTE_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_ACCESS_REMOTE_ATOMIC;
+	default:
+		return 0;
+	}
+}
+
 // The receive ring view of a peer's region: the header declares what the info bytes said and the
 // entries fit in the region.
 ReceiveRingHeader *attach_ring(transport::SharedRegion *region, uint32_t slots, uint32_t max_sge) noexcept
@@ -671,6 +688,13 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 			return outcome; // dropped by the target; the sender does not know
 		return deliver(qp, *remote, slot, count, total, true);
 	}
+	// The responder's queue pair must allow the operation (its IBV_QP_ACCESS_FLAGS), besides the
+	// memory region (checked by the transport).
+	const unsigned int needed = remote_access_needed(slot.opcode);
+	if ((remote->rq->qp_access.load(std::memory_order_acquire) & needed) != needed) {
+		outcome.status = IBV_WC_REM_ACCESS_ERR;
+		return outcome;
+	}
 	const uint32_t target_pd = remote->info.pd_id;
 	switch (slot.opcode) {
 	case IBV_WR_SEND:
@@ -743,6 +767,8 @@ size_t write_run(QueuePair &qp) noexcept
 	const uint32_t target_state = qp.remote->rq->qp_state.load(std::memory_order_acquire);
 	if (target_state != IBV_QPS_RTR && target_state != IBV_QPS_RTS && target_state != IBV_QPS_SQD)
 		return 0;
+	if ((qp.remote->rq->qp_access.load(std::memory_order_acquire) & IBV_ACCESS_REMOTE_WRITE) == 0)
+		return 0; // execute() reports it
 	const size_t depth = qp.sq.size();
 	const size_t max_sge = std::max<uint32_t>(qp.cap.max_send_sge, 1);
 	size_t ops = 0;
@@ -1063,6 +1089,8 @@ int modify_qp(ibv_qp *ibv, ibv_qp_attr *attr, int mask) noexcept
 	record_attributes(qp, *attr, mask);
 	if ((mask & IBV_QP_QKEY) != 0)
 		qp.rq.header->qkey.store(attr->qkey, std::memory_order_release);
+	if ((mask & IBV_QP_ACCESS_FLAGS) != 0)
+		qp.rq.header->qp_access.store(attr->qp_access_flags, std::memory_order_release);
 	const ibv_qp_state current = ibv->state;
 	if (next == current) {
 		return 0;
