@@ -52,8 +52,8 @@ struct alignas(64) CompletionRingHeader {
 	uint64_t magic;
 	uint32_t slots; // a power of two
 	uint32_t reserved;
-	alignas(64) std::atomic<uint64_t> tail; // next position to reserve (producers)
-	alignas(64) std::atomic<uint64_t> head; // next position to consume (owner)
+	alignas(64) std::atomic<uint64_t> tail;  // next position to reserve (producers)
+	alignas(64) std::atomic<uint64_t> head;  // next position to consume (owner)
 	alignas(64) std::atomic<uint32_t> armed; // 0: not armed, 1: next completion, 2: solicited only
 	std::atomic<uint32_t> event_pending;     // set by whoever disarmed, taken by the channel
 	std::atomic<uint32_t> overrun;           // a producer found the ring full
@@ -74,7 +74,7 @@ struct alignas(64) ReceiveRingHeader {
 	std::atomic<uint32_t> qkey;     // UD: the Q_Key senders must match
 	uint32_t pd_id;                 // the protection domain receives land in
 	uint32_t qpn;
-	std::atomic<uint32_t> qp_access; // RC: the queue pair's IBV_ACCESS_REMOTE_* flags (modify_qp)
+	std::atomic<uint32_t> qp_access;        // RC: the queue pair's IBV_ACCESS_REMOTE_* flags (modify_qp)
 	alignas(64) std::atomic<uint64_t> head; // posted (owner)
 	alignas(64) std::atomic<uint64_t> tail; // claimed (peers)
 };
