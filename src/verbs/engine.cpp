@@ -395,7 +395,13 @@ Status connect_remote(QueuePair &qp, const std::string &fabric, uint32_t qpn, st
 	return Status::ok;
 }
 
-// The remote queue pair a request goes to, connecting on first use. Null with *status set.
+// True on the transport's agent thread while it runs the background tick: that thread must not
+// connect (it is the one that answers connections, this process's own queue pairs' included), so
+// a request that needs a new connection waits for the application's thread (post, poll).
+thread_local bool t_on_agent = false;
+
+// The remote queue pair a request goes to, connecting on first use. Null with *status set; null
+// with Status::ok when the connection is left to the application's thread (t_on_agent).
 RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexcept
 {
 	if (qp.qp()->qp_type == IBV_QPT_RC) {
@@ -404,6 +410,10 @@ RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexce
 				std::to_array(qp.attr.ah_attr.grh.dgid.raw));
 			if (!fabric) {
 				*status = Status::not_found;
+				return nullptr;
+			}
+			if (t_on_agent) {
+				*status = Status::ok;
 				return nullptr;
 			}
 			*status = connect_remote(qp, *fabric, qp.attr.dest_qp_num, &qp.remote);
@@ -419,6 +429,10 @@ RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexce
 	for (auto &peer : qp.ud_peers)
 		if (peer->qpn == slot.remote_qpn && peer->fabric == slot.ah->fabric && !peer->peer->gone())
 			return peer.get();
+	if (t_on_agent) {
+		*status = Status::ok;
+		return nullptr;
+	}
 	std::unique_ptr<RemoteQp> fresh;
 	*status = connect_remote(qp, slot.ah->fabric, slot.remote_qpn, &fresh);
 	if (*status != Status::ok)
@@ -659,6 +673,10 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 	}
 	Status status = Status::ok;
 	RemoteQp *remote = remote_for(qp, slot, &status);
+	if (remote == nullptr && status == Status::ok) {
+		outcome.retry = true; // the application's thread connects (t_on_agent)
+		return outcome;
+	}
 	if (remote == nullptr) {
 		if (qp.qp()->qp_type == IBV_QPT_UD) {
 			outcome.byte_len = static_cast<uint32_t>(total); // unreliable: lost on the way
@@ -885,6 +903,13 @@ void progress_locked(QueuePair &qp) noexcept
 	qp.pending.store(qp.sq_done != qp.sq_head, std::memory_order_release);
 }
 
+void progress_unconnected_locked(QueuePair &qp) noexcept
+{
+	if (qp.qp()->state == IBV_QPS_RTS && qp.sq_done != qp.sq_head &&
+	    (qp.qp()->qp_type == IBV_QPT_UD || qp.remote == nullptr))
+		progress_locked(qp);
+}
+
 void progress_for(CompletionQueue &cq) noexcept
 {
 	std::lock_guard lock(cq.qps_mutex);
@@ -901,6 +926,7 @@ namespace {
 
 void tick(Context *context) noexcept
 {
+	t_on_agent = true;
 	std::lock_guard lock(context->qps_mutex);
 	for (QueuePair *qp : context->qps) {
 		if (!qp->pending.load(std::memory_order_acquire))
@@ -909,6 +935,7 @@ void tick(Context *context) noexcept
 		if (qp_lock.owns_lock())
 			progress_locked(*qp);
 	}
+	t_on_agent = false;
 }
 
 void attach(CompletionQueue &cq, QueuePair *qp)
@@ -1262,6 +1289,7 @@ int post_send(ibv_qp *ibv, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 		qp.pending.store(true, std::memory_order_release);
 	if (state == IBV_QPS_ERR)
 		flush_locked(qp);
+	progress_unconnected_locked(qp);
 	return error;
 }
 
