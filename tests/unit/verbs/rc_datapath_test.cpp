@@ -309,3 +309,28 @@ TEST(VerbsRcOneDevice, ThePeersIpv4GidWorksAsWell)
 }
 
 } // namespace
+
+namespace {
+
+TEST(VerbsRcProgress, WorkRunsWithoutPolling)
+{
+	// The device executes posted requests in the background: the initiator never polls.
+	RcPair pair;
+	ASSERT_TRUE(pair.connect());
+	Endpoint &a = pair.a;
+	Endpoint &b = pair.b;
+	fill(a.buf(), 64, 6);
+	ASSERT_EQ(a.post(IBV_WR_RDMA_WRITE, {a.sge(0, 64)}, b.addr(0), b.mr->rkey, 0), 0);
+	const uint64_t deadline = verbs_test::now_ms() + verbs_test::kTimeoutMs;
+	while (std::memcmp(b.buf(), a.buf(), 64) != 0 && verbs_test::now_ms() < deadline)
+		usleep(1000);
+	EXPECT_EQ(std::memcmp(b.buf(), a.buf(), 64), 0);
+	// A SEND lands in the receive too, with only the target polling.
+	ASSERT_EQ(b.post_recv({b.sge(1000, 64)}, 8), 0);
+	ASSERT_EQ(a.post(IBV_WR_SEND, {a.sge(0, 64)}, 0, 0, 0), 0);
+	const auto received = poll_n(b.recv_cq, 1);
+	ASSERT_EQ(received.size(), 1u);
+	EXPECT_EQ(received[0].wr_id, 8u);
+}
+
+} // namespace
