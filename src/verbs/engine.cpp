@@ -77,6 +77,23 @@ ibv_wc_opcode wc_opcode(ibv_wr_opcode opcode) noexcept
 	}
 }
 
+// The IBV_ACCESS_REMOTE_* flag the responder's queue pair must have for an RC request.
+unsigned int remote_access_needed(ibv_wr_opcode opcode) noexcept
+{
+	switch (opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IBV_ACCESS_REMOTE_WRITE;
+	case IBV_WR_RDMA_READ:
+		return IBV_ACCESS_REMOTE_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IBV_ACCESS_REMOTE_ATOMIC;
+	default:
+		return 0;
+	}
+}
+
 // The receive ring view of a peer's region: the header declares what the info bytes said and the
 // entries fit in the region.
 ReceiveRingHeader *attach_ring(transport::SharedRegion *region, uint32_t slots, uint32_t max_sge) noexcept
@@ -382,7 +399,13 @@ Status connect_remote(QueuePair &qp, const std::string &fabric, uint32_t qpn, st
 	return Status::ok;
 }
 
-// The remote queue pair a request goes to, connecting on first use. Null with *status set.
+// True on the transport's agent thread while it runs the background tick: that thread must not
+// connect (it is the one that answers connections, this process's own queue pairs' included), so
+// a request that needs a new connection waits for the application's thread (post, poll).
+thread_local bool t_on_agent = false;
+
+// The remote queue pair a request goes to, connecting on first use. Null with *status set; null
+// with Status::ok when the connection is left to the application's thread (t_on_agent).
 RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexcept
 {
 	if (qp.qp()->qp_type == IBV_QPT_RC) {
@@ -391,6 +414,10 @@ RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexce
 			    device::rdma::fabric_name_of_gid(std::to_array(qp.attr.ah_attr.grh.dgid.raw));
 			if (!fabric) {
 				*status = Status::not_found;
+				return nullptr;
+			}
+			if (t_on_agent) {
+				*status = Status::ok;
 				return nullptr;
 			}
 			*status = connect_remote(qp, *fabric, qp.attr.dest_qp_num, &qp.remote);
@@ -406,6 +433,10 @@ RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexce
 	for (auto &peer : qp.ud_peers)
 		if (peer->qpn == slot.remote_qpn && peer->fabric == slot.ah->fabric && !peer->peer->gone())
 			return peer.get();
+	if (t_on_agent) {
+		*status = Status::ok;
+		return nullptr;
+	}
 	std::unique_ptr<RemoteQp> fresh;
 	*status = connect_remote(qp, slot.ah->fabric, slot.remote_qpn, &fresh);
 	if (*status != Status::ok)
@@ -648,6 +679,10 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 	}
 	Status status = Status::ok;
 	RemoteQp *remote = remote_for(qp, slot, &status);
+	if (remote == nullptr && status == Status::ok) {
+		outcome.retry = true; // the application's thread connects (t_on_agent)
+		return outcome;
+	}
 	if (remote == nullptr) {
 		if (qp.qp()->qp_type == IBV_QPT_UD) {
 			outcome.byte_len = static_cast<uint32_t>(total); // unreliable: lost on the way
@@ -676,6 +711,13 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 		if (remote->rq->qkey.load(std::memory_order_acquire) != wanted)
 			return outcome; // dropped by the target; the sender does not know
 		return deliver(qp, *remote, slot, count, total, true);
+	}
+	// The responder's queue pair must allow the operation (its IBV_QP_ACCESS_FLAGS), besides the
+	// memory region (checked by the transport).
+	const unsigned int needed = remote_access_needed(slot.opcode);
+	if ((remote->rq->qp_access.load(std::memory_order_acquire) & needed) != needed) {
+		outcome.status = IBV_WC_REM_ACCESS_ERR;
+		return outcome;
 	}
 	const uint32_t target_pd = remote->info.pd_id;
 	switch (slot.opcode) {
@@ -749,6 +791,8 @@ size_t write_run(QueuePair &qp) noexcept
 	const uint32_t target_state = qp.remote->rq->qp_state.load(std::memory_order_acquire);
 	if (target_state != IBV_QPS_RTR && target_state != IBV_QPS_RTS && target_state != IBV_QPS_SQD)
 		return 0;
+	if ((qp.remote->rq->qp_access.load(std::memory_order_acquire) & IBV_ACCESS_REMOTE_WRITE) == 0)
+		return 0; // execute() reports it
 	const size_t depth = qp.sq.size();
 	const size_t max_sge = std::max<uint32_t>(qp.cap.max_send_sge, 1);
 	size_t ops = 0;
@@ -866,6 +910,13 @@ void progress_locked(QueuePair &qp) noexcept
 	qp.pending.store(qp.sq_done != qp.sq_head, std::memory_order_release);
 }
 
+void progress_unconnected_locked(QueuePair &qp) noexcept
+{
+	if (qp.qp()->state == IBV_QPS_RTS && qp.sq_done != qp.sq_head &&
+	    (qp.qp()->qp_type == IBV_QPT_UD || qp.remote == nullptr))
+		progress_locked(qp);
+}
+
 void progress_for(CompletionQueue &cq) noexcept
 {
 	std::lock_guard lock(cq.qps_mutex);
@@ -882,6 +933,7 @@ namespace {
 
 void tick(Context *context) noexcept
 {
+	t_on_agent = true;
 	std::lock_guard lock(context->qps_mutex);
 	for (QueuePair *qp : context->qps) {
 		if (!qp->pending.load(std::memory_order_acquire))
@@ -890,6 +942,7 @@ void tick(Context *context) noexcept
 		if (qp_lock.owns_lock())
 			progress_locked(*qp);
 	}
+	t_on_agent = false;
 }
 
 void attach(CompletionQueue &cq, QueuePair *qp)
@@ -1073,6 +1126,8 @@ int modify_qp(ibv_qp *ibv, ibv_qp_attr *attr, int mask) noexcept
 	record_attributes(qp, *attr, mask);
 	if ((mask & IBV_QP_QKEY) != 0)
 		qp.rq.header->qkey.store(attr->qkey, std::memory_order_release);
+	if ((mask & IBV_QP_ACCESS_FLAGS) != 0)
+		qp.rq.header->qp_access.store(attr->qp_access_flags, std::memory_order_release);
 	const ibv_qp_state current = ibv->state;
 	if (next == current) {
 		return 0;
@@ -1232,18 +1287,21 @@ int post_send(ibv_qp *ibv, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	int error = 0;
 	for (; wr != nullptr; wr = wr->next) {
-		const int error = queue_send_locked(qp, *wr);
+		error = queue_send_locked(qp, *wr);
 		if (error != 0) {
 			*bad_wr = wr;
-			return error;
+			break;
 		}
 	}
+	// The requests before a refused one are posted (verbs semantics): they run as well.
 	if (qp.sq_head != qp.sq_done)
 		qp.pending.store(true, std::memory_order_release);
 	if (state == IBV_QPS_ERR)
 		flush_locked(qp);
-	return 0;
+	progress_unconnected_locked(qp);
+	return error;
 }
 
 int post_recv(ibv_qp *ibv, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept

@@ -59,6 +59,7 @@ int wr_complete(ibv_qp_ex *ibv)
 		qp.sq_head = qp.batch_start; // nothing of the batch is queued
 	else if (qp.sq_head != qp.sq_done)
 		qp.pending.store(true, std::memory_order_release);
+	progress_unconnected_locked(qp);
 	qp.mutex.unlock();
 	return error;
 }

@@ -3,9 +3,11 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <new>
+#include <string>
 
 namespace softdpu::verbs {
 
@@ -128,6 +130,15 @@ ibv_ah *create_ah(ibv_pd *ibv_pd, const ibv_ah_attr &attr) noexcept
 	ah->ibv.pd = ibv_pd;
 	ah->ibv.handle = next_handle.fetch_add(1);
 	ah->attr = attr;
+	// The device that owns the destination GID: where UD sends through this handle go (none: they
+	// are lost on the way, as on a fabric where nobody has that address).
+	try {
+		ah->fabric = device::rdma::fabric_name_of_gid(std::to_array(attr.grh.dgid.raw)).value_or(std::string());
+	} catch (const std::bad_alloc &) {
+		delete ah;
+		errno = ENOMEM;
+		return nullptr;
+	}
 	ProtectionDomain::from(ibv_pd)->users.fetch_add(1);
 	return &ah->ibv;
 }

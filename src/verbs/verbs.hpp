@@ -349,6 +349,9 @@ int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept;
 void progress_for(CompletionQueue &cq) noexcept;
 // Runs the queued requests of one queue pair (qp.mutex held).
 void progress_locked(QueuePair &qp) noexcept;
+// After posting (qp.mutex held): runs the queue now when a request may need a new connection (UD,
+// or RC not connected yet), which the background tick cannot make.
+void progress_unconnected_locked(QueuePair &qp) noexcept;
 // Checks one send request and queues it (qp.mutex held). errno value.
 int queue_send_locked(QueuePair &qp, const ibv_send_wr &wr) noexcept;
 

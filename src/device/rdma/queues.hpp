@@ -74,6 +74,7 @@ struct alignas(64) ReceiveRingHeader {
 	std::atomic<uint32_t> qkey;     // UD: the Q_Key senders must match
 	uint32_t pd_id;                 // the protection domain receives land in
 	uint32_t qpn;
+	std::atomic<uint32_t> qp_access;        // RC: the queue pair's IBV_ACCESS_REMOTE_* flags (modify_qp)
 	alignas(64) std::atomic<uint64_t> head; // posted (owner)
 	alignas(64) std::atomic<uint64_t> tail; // claimed (peers)
 };
