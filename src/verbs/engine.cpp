@@ -10,6 +10,8 @@
 // target's CQ ring, then wakes its completion channel if armed.
 #include "verbs/verbs.hpp"
 
+#include "device/rdma/receive_ring.hpp"
+
 #include "common/sdk_log.hpp"
 
 #include <time.h>
@@ -98,48 +100,10 @@ unsigned int remote_access_needed(ibv_wr_opcode opcode) noexcept
 // entries fit in the region.
 ReceiveRingHeader *attach_ring(transport::SharedRegion *region, uint32_t slots, uint32_t max_sge) noexcept
 {
-	if (region == nullptr || (slots != 0 && !std::has_single_bit(slots)) ||
-	    max_sge > device::rdma::Limits::max_srq_sge)
+	if (region == nullptr)
 		return nullptr;
-	if (device::rdma::receive_ring_bytes(slots, max_sge) > region->size())
-		return nullptr;
-	auto *header = static_cast<ReceiveRingHeader *>(region->data());
-	if (header->magic != device::rdma::kReceiveRingMagic || header->slots != slots || header->max_sge != max_sge)
-		return nullptr;
-	return header;
-}
-
-ReceiveEntry *ring_entry(ReceiveRingHeader *header, uint32_t slots, uint32_t max_sge, uint64_t position) noexcept
-{
-	auto *base = reinterpret_cast<char *>(header + 1);
-	return reinterpret_cast<ReceiveEntry *>(base +
-						(position & (slots - 1)) * device::rdma::receive_entry_bytes(max_sge));
-}
-
-// Claims the oldest unclaimed entry of a peer's ring and copies its scatter list (at most
-// max_sge, the count the info bytes declared). False when none is posted.
-bool claim_entry(ReceiveRingHeader *header, uint32_t slots, uint32_t max_sge, uint64_t *position,
-		 device::rdma::WireSge *sges, uint32_t *num_sge) noexcept
-{
-	if (header == nullptr || slots == 0)
-		return false;
-	uint64_t tail = header->tail.load(std::memory_order_acquire);
-	for (;;) {
-		const uint64_t head = header->head.load(std::memory_order_acquire);
-		if (head == tail || head - tail > slots)
-			return false;
-		if (header->tail.compare_exchange_weak(tail, tail + 1, std::memory_order_acq_rel))
-			break;
-	}
-	const ReceiveEntry *entry = ring_entry(header, slots, max_sge, tail);
-	const uint32_t count = entry->num_sge;
-	*num_sge = count;
-	if (count > max_sge)
-		return true; // malformed: the caller fails the receive
-	for (uint32_t i = 0; i < count; ++i)
-		sges[i] = entry->sge[i];
-	*position = tail;
-	return true;
+	return device::rdma::attach_receive_ring(region->data(), region->size(), slots, max_sge,
+						 device::rdma::Limits::max_srq_sge);
 }
 
 } // namespace
@@ -173,7 +137,7 @@ void unregister_memory(uint32_t key) noexcept
 
 ReceiveEntry *ReceiveQueue::entry(uint64_t position) noexcept
 {
-	return ring_entry(header, slots, max_sge, position);
+	return device::rdma::receive_entry(header, slots, max_sge, position);
 }
 
 int ReceiveQueue::create(uint32_t min_slots, uint32_t sges, uint32_t pd_id, uint32_t qpn, const char *name) noexcept
@@ -530,7 +494,7 @@ Outcome deliver(QueuePair &qp, RemoteQp &remote, const SendSlot &slot, size_t co
 	device::rdma::WireSge sges[device::rdma::Limits::max_srq_sge];
 	uint32_t num_sge = 0;
 	uint64_t position = 0;
-	if (!claim_entry(ring, slots, max_sge, &position, sges, &num_sge)) {
+	if (!device::rdma::claim_receive(ring, slots, max_sge, &position, sges, &num_sge)) {
 		if (ud)
 			return outcome; // unreliable: dropped, and the sender completes successfully
 		outcome.retry = true;
