@@ -192,6 +192,7 @@ bool ReceiveQueue::complete(uint64_t position, uint64_t *wr_id) noexcept
 {
 	if (slots == 0)
 		return false;
+	std::lock_guard lock(mutex);
 	Slot &slot = shadow[position & (slots - 1)];
 	if (!slot.busy || slot.position != position)
 		return false;
@@ -205,6 +206,7 @@ std::vector<uint64_t> ReceiveQueue::claim_all() noexcept
 	std::vector<uint64_t> claimed;
 	if (slots == 0)
 		return claimed;
+	std::lock_guard lock(mutex);
 	uint64_t tail = header->tail.load(std::memory_order_acquire);
 	while (tail < head) {
 		if (header->tail.compare_exchange_weak(tail, tail + 1, std::memory_order_acq_rel)) {
@@ -359,6 +361,8 @@ Status connect_remote(QueuePair &qp, const std::string &fabric, uint32_t qpn, st
 	}
 	if (remote->has_channel && peer.fd_kind(expected_fds - 1) != transport::FdKind::eventfd)
 		return Status::refused;
+	if (rc)
+		qp.remote_pid.store(peer.pid(), std::memory_order_release);
 	*out = std::move(remote);
 	return Status::ok;
 }
@@ -1019,10 +1023,12 @@ ibv_qp *create_qp(Context &context, ibv_qp_init_attr_ex &init) noexcept
 	}
 	QueuePair *self = &qp;
 	auto on_disconnect = [self](uint32_t pid) {
-		// A process connected to this queue pair went away: for RC, that is the peer.
-		if (self->qp()->qp_type != IBV_QPT_RC || self->remote == nullptr)
+		// A process connected to this queue pair went away: for RC, that is the peer. (Only atomics
+		// here: the application may be changing the queue pair meanwhile.)
+		const uint32_t peer = self->remote_pid.load(std::memory_order_acquire);
+		if (peer == 0 || peer != pid)
 			return;
-		if (self->remote->peer->pid() == pid && !self->peer_lost.exchange(true)) {
+		if (!self->peer_lost.exchange(true)) {
 			const uint32_t state = self->rq.header->qp_state.load(std::memory_order_acquire);
 			if (state == IBV_QPS_RTR || state == IBV_QPS_RTS)
 				post_async(*self, IBV_EVENT_QP_FATAL);
@@ -1101,6 +1107,7 @@ int modify_qp(ibv_qp *ibv, ibv_qp_attr *attr, int mask) noexcept
 		// Everything is dropped without completions, and the queue pair forgets its peer.
 		set_state_locked(qp, IBV_QPS_RESET);
 		qp.remote.reset();
+		qp.remote_pid.store(0);
 		qp.ud_peers.clear();
 		qp.peer_lost.store(false);
 		qp.sq_done = qp.sq_head = 0;
