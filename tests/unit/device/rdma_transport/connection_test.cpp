@@ -698,7 +698,7 @@ TEST_F(RdmaTransportRemote, AtomicsAreAtomicAcrossProcesses)
 	const std::string fab = fab_;
 	const uint32_t qpn = t.qpn;
 	const uint32_t key = t.key_all;
-	const auto hammer = [fab, qpn, key, counter, cas_word](Peer &p) {
+	const auto hammer = [key, counter, cas_word](Peer &p) {
 		uint64_t original = 0;
 		for (uint64_t i = 0; i < kAdds; ++i)
 			if (p.fetch_add(key, counter, 1, kPd, &original) != Status::ok)
