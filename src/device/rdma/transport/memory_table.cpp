@@ -202,6 +202,15 @@ std::optional<Registration> MemoryTable::lookup(uint32_t key) const noexcept
 	return r;
 }
 
+Status MemoryTable::check(uint32_t key, uint64_t iova, uint64_t length, uint32_t required_access, uint32_t pd_id,
+			  uint64_t *addr) const noexcept
+{
+	const uint32_t index = key >> 8;
+	if (index >= kTableEntries)
+		return Status::remote_access_error;
+	return check_entry(rules().entries[index], key, iova, length, required_access, pd_id, addr);
+}
+
 // ---- RemoteTable ----
 
 namespace {

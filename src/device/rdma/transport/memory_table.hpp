@@ -123,6 +123,10 @@ public:
 	Status remove(uint32_t key, std::chrono::milliseconds wait = kRemoveWait) noexcept;
 	// The registration of key while it is valid.
 	std::optional<Registration> lookup(uint32_t key) const noexcept;
+	// check_entry() on key's entry, for local (lkey) checks: ok with *addr where iova lies here, or
+	// remote_access_error (the caller reports it as a local protection error).
+	Status check(uint32_t key, uint64_t iova, uint64_t length, uint32_t required_access, uint32_t pd_id,
+		     uint64_t *addr) const noexcept;
 
 	int rules_fd() const noexcept { return rules_.fd(); }
 	int shared_fd() const noexcept { return shared_.fd(); }
