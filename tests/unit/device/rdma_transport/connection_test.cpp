@@ -246,7 +246,9 @@ TEST(RdmaTransportConnect, UnboundQpnIsNotFound)
 	EXPECT_EQ(Binding::bind(fab, {}, big, nullptr, &binding), Status::invalid_argument);
 }
 
-TEST(RdmaTransportConnect, QpnsAreUniqueUnderConcurrentBinds)
+// Two processes binding at once (not a *Concurrent* suite: TSan cannot start threads in a forked
+// child of a threaded process; RdmaTransportConcurrent below runs threads of one process).
+TEST(RdmaTransportConnect, QpnsAreUniqueWhenTwoProcessesBindAtOnce)
 {
 	const std::string fab = transport_test::fabric("unique");
 	constexpr uint64_t kEach = 300;
@@ -945,6 +947,56 @@ TEST(RdmaTransportTicker, TicksEveryMillisecondUntilDestroyed)
 	std::this_thread::sleep_for(std::chrono::milliseconds(20));
 	EXPECT_EQ(ticks.load(), stopped) << "no tick after the destructor returned";
 	EXPECT_EQ(Ticker::start(nullptr, &ticker), Status::invalid_argument);
+}
+
+// Threads of one process binding, connecting to themselves, writing, adding atomically and
+// closing at once, with a ticker starting and stopping: the agent under TSan.
+TEST(RdmaTransportConcurrent, ThreadsBindConnectAccessAndClose)
+{
+	const std::string fab = transport_test::fabric("threads");
+	MemoryTable *table = MemoryTable::instance();
+	ASSERT_NE(table, nullptr);
+	alignas(8) static uint64_t counter = 0;
+	counter = 0;
+	const auto addr = reinterpret_cast<uint64_t>(&counter);
+	uint32_t key = 0;
+	ASSERT_EQ(table->add(addr, sizeof(counter), addr, kAccessRemoteAtomic | kAccessRemoteRead, 2, &key),
+		  Status::ok);
+	constexpr int kThreads = 4;
+	constexpr int kRounds = 20;
+	constexpr uint64_t kAdds = 50;
+	std::atomic<unsigned> disconnects{0};
+	std::atomic<int> failures{0};
+	std::vector<std::thread> threads;
+	for (int t = 0; t < kThreads; ++t)
+		threads.emplace_back([&, t] {
+			for (int round = 0; round < kRounds; ++round) {
+				std::unique_ptr<Binding> binding;
+				std::unique_ptr<Peer> peer;
+				std::unique_ptr<Ticker> ticker;
+				if (Binding::bind(
+					fab, {}, {}, [&](uint32_t) { disconnects.fetch_add(1); }, &binding) !=
+					Status::ok ||
+				    Peer::connect(fab, binding->qpn(), nullptr, &peer) != Status::ok ||
+				    Ticker::start([] {}, &ticker) != Status::ok) {
+					failures.fetch_add(1);
+					return;
+				}
+				uint64_t old = 0;
+				for (uint64_t i = 0; i < kAdds; ++i)
+					if (peer->fetch_add(key, addr, 1, 2, &old) != Status::ok)
+						failures.fetch_add(1);
+				if ((t + round) % 2 == 0)
+					peer.reset(); // the binding sees it go
+				binding.reset();
+			}
+		});
+	for (auto &thread : threads)
+		thread.join();
+	EXPECT_EQ(failures.load(), 0);
+	EXPECT_EQ(counter, kThreads * kRounds * kAdds);
+	EXPECT_EQ(bound_names(fab), 0u);
+	EXPECT_EQ(table->remove(key), Status::ok);
 }
 
 } // namespace
