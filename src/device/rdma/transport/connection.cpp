@@ -307,8 +307,12 @@ void BindingState::accept_all() noexcept
 		if (!sock.valid()) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN)
+			if (errno != EAGAIN) {
+				// Out of descriptors: the connection stays pending and the listener readable;
+				// pause so the agent does not spin on it.
 				SDK_LOG_ERR("rdma transport: qpn 0x%x: accept: %s", reply.qpn, std::strerror(errno));
+				std::this_thread::sleep_for(std::chrono::milliseconds(10));
+			}
 			return;
 		}
 		struct ucred cred = {};
