@@ -765,6 +765,24 @@ TEST(RdmaTransportAtomics, LockOfADeadHolderIsBroken)
 	EXPECT_EQ(old, 41u);
 	EXPECT_EQ(word, 42u);
 	EXPECT_EQ(stripe.holder.load(), 0u) << "released after the operation";
+
+	// Plain writes and reads into this process's own memory take the same path.
+	std::vector<uint8_t> mine(256, 0);
+	uint32_t mine_key = 0;
+	ASSERT_EQ(table->add(reinterpret_cast<uint64_t>(mine.data()), mine.size(), 0x7000,
+			     kAccessRemoteWrite | kAccessRemoteRead, 1, &mine_key),
+		  Status::ok);
+	const char text[] = "to myself";
+	struct iovec from = {const_cast<char *>(text), sizeof(text)};
+	ASSERT_EQ(self->write(&from, 1, mine_key, 0x7000 + 10, 1), Status::ok);
+	EXPECT_STREQ(reinterpret_cast<const char *>(mine.data()) + 10, text);
+	char back[sizeof(text)] = {};
+	struct iovec into = {back, sizeof(back)};
+	ASSERT_EQ(self->read(&into, 1, mine_key, 0x7000 + 10, 1), Status::ok);
+	EXPECT_STREQ(back, text);
+	EXPECT_EQ(self->write(&from, 1, mine_key, 0x7000 + 250, 1), Status::remote_access_error);
+	EXPECT_EQ(table->remove(mine_key), Status::ok);
+	EXPECT_EQ(self->write(&from, 1, mine_key, 0x7000 + 10, 1), Status::remote_access_error);
 	self.reset();
 	binding.reset();
 	EXPECT_EQ(table->remove(key), Status::ok);
@@ -852,6 +870,7 @@ TEST(RdmaTransportDeath, ClosingEitherSideDisconnectsTheOther)
 	ASSERT_TRUE(peer_side.wait(std::chrono::seconds(10)));
 	EXPECT_TRUE(peer->gone());
 	EXPECT_EQ(peer->notify(0), Status::invalid_argument);
+	EXPECT_EQ(peer->write(nullptr, 0, 1, 0, 0), Status::peer_gone) << "a closed binding is a gone peer";
 }
 
 // The lead's objects may go in their own callbacks (a QP destroyed when its peer dies).
