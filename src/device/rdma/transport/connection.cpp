@@ -844,10 +844,12 @@ Status Peer::atomic(uint32_t key, uint64_t remote_addr, bool cas, uint64_t compa
 		table_->leave();
 		return status;
 	}
-	if (!table_->lock(addr)) {
+	status = table_->lock(addr);
+	if (status != Status::ok) {
 		table_->leave();
-		conn_->gone.store(true, std::memory_order_release);
-		return Status::peer_gone;
+		if (status == Status::peer_gone)
+			conn_->gone.store(true, std::memory_order_release);
+		return status;
 	}
 	uint64_t old = 0;
 	struct iovec l = {&old, sizeof(old)};

@@ -766,6 +766,18 @@ TEST(RdmaTransportAtomics, LockOfADeadHolderIsBroken)
 	EXPECT_EQ(word, 42u);
 	EXPECT_EQ(stripe.holder.load(), 0u) << "released after the operation";
 
+	// A live process that never lets go (stopped, or a peer writing the shared file): bounded.
+	Child holder([](int channel) {
+		transport_test::recv_u64(channel);
+		return 0;
+	});
+	stripe.holder.store(static_cast<uint32_t>(holder.pid()));
+	const auto held = std::chrono::steady_clock::now();
+	EXPECT_EQ(self->fetch_add(key, addr, 1, 1, &old), Status::system_error);
+	EXPECT_GE(std::chrono::steady_clock::now() - held, kLockWait);
+	EXPECT_EQ(word, 42u) << "nothing done without the lock";
+	stripe.holder.store(0);
+
 	// Plain writes and reads into this process's own memory take the same path.
 	std::vector<uint8_t> mine(256, 0);
 	uint32_t mine_key = 0;
