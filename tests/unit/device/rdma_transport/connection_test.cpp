@@ -800,6 +800,53 @@ TEST(RdmaTransportAtomics, LockOfADeadHolderIsBroken)
 	EXPECT_EQ(table->remove(key), Status::ok);
 }
 
+// A real accessor process writing as fast as it can while the owner deregisters: once remove()
+// has returned, no write lands any more (the in-access protocol), and the writer sees the refusal.
+TEST(RdmaTransportRemoveRace, NoWriteLandsAfterRemoveReturns)
+{
+	const std::string fab = transport_test::fabric("race");
+	MemoryTable *table = MemoryTable::instance();
+	ASSERT_NE(table, nullptr);
+	std::vector<uint8_t> buffer(64 * 1024, 0);
+	const auto addr = reinterpret_cast<uint64_t>(buffer.data());
+	std::unique_ptr<Binding> binding;
+	ASSERT_EQ(Binding::bind(fab, {}, {}, nullptr, &binding), Status::ok);
+	for (int round = 0; round < 5; ++round) {
+		std::fill(buffer.begin(), buffer.end(), 0);
+		uint32_t key = 0;
+		ASSERT_EQ(table->add(addr, buffer.size(), addr, kAccessRemoteWrite, 1, &key), Status::ok);
+		const uint32_t qpn = binding->qpn();
+		Child writer([fab, qpn, key, addr](int channel) {
+			std::unique_ptr<Peer> peer;
+			if (Peer::connect(fab, qpn, nullptr, &peer) != Status::ok)
+				return 10;
+			std::vector<uint8_t> ones(4096, 0xab);
+			struct iovec local = {ones.data(), ones.size()};
+			for (uint64_t i = 0;; ++i) {
+				const Status status = peer->write(&local, 1, key, addr + (i % 16) * 4096, 1);
+				if (status == Status::remote_access_error) {
+					send_u64(channel, i);
+					return 0;
+				}
+				if (status != Status::ok)
+					return 11;
+			}
+		});
+		// Wait until writes land, then deregister under fire.
+		const auto start = std::chrono::steady_clock::now();
+		while (std::count(buffer.begin(), buffer.end(), 0xab) == 0 &&
+		       std::chrono::steady_clock::now() - start < std::chrono::seconds(10))
+			std::this_thread::sleep_for(std::chrono::microseconds(200));
+		ASSERT_GT(std::count(buffer.begin(), buffer.end(), 0xab), 0) << "the writer writes";
+		ASSERT_EQ(table->remove(key), Status::ok);
+		std::fill(buffer.begin(), buffer.end(), 0);
+		const uint64_t writes = writer.recv();
+		EXPECT_GT(writes, 0u);
+		EXPECT_EQ(writer.wait_exit(), 0);
+		EXPECT_EQ(std::count(buffer.begin(), buffer.end(), 0xab), 0) << "a write landed after remove returned";
+	}
+}
+
 // ---- Peers going away ----
 
 TEST(RdmaTransportDeath, KilledTargetIsSeenAndLaterAccessesReportPeerGone)
