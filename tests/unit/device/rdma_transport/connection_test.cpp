@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -590,6 +591,10 @@ TEST_F(RdmaTransportRemote, EveryRefusalHasItsStatus)
 	const auto head = t.dump(4096, 64);
 	EXPECT_EQ(head[0], pattern(4096));
 
+	// More pieces than one system call takes.
+	std::vector<struct iovec> many(IOV_MAX + 1, local);
+	EXPECT_EQ(peer_->write(many.data(), many.size(), t.key_all, t.addr, kPd), Status::no_resources);
+
 	// Our own side: memory we do not have, or cannot write.
 	void *gone = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(gone, MAP_FAILED);
@@ -878,6 +883,31 @@ TEST(RdmaTransportDeath, KilledTargetIsSeenAndLaterAccessesReportPeerGone)
 	EXPECT_EQ(Peer::connect(fab, t.qpn, nullptr, &again), Status::not_found) << "its qpn died with it";
 	EXPECT_EQ(bound_names(fab), 0u);
 	peer.reset();
+}
+
+TEST(RdmaTransportDeath, TargetKilledMidTransferEndsWithPeerGone)
+{
+	const std::string fab = transport_test::fabric("mid");
+	Target t(fab);
+	std::unique_ptr<Peer> peer;
+	ASSERT_EQ(Peer::connect(fab, t.qpn, nullptr, &peer), Status::ok);
+	std::vector<uint8_t> data(kTargetBytes, 0x5c);
+	struct iovec local = {data.data(), data.size()};
+	std::thread killer([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+		kill(t.child.pid(), SIGKILL);
+	});
+	Status status = Status::ok;
+	uint64_t writes = 0;
+	const auto start = std::chrono::steady_clock::now();
+	while (status == Status::ok && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+		status = peer->write(&local, 1, t.key_all, t.addr, kPd);
+		++writes;
+	}
+	killer.join();
+	EXPECT_EQ(status, Status::peer_gone) << "after " << writes << " writes";
+	EXPECT_GT(writes, 1u);
+	t.child.kill9();
 }
 
 TEST(RdmaTransportDeath, BindingSeesKilledConnector)
