@@ -307,8 +307,12 @@ void BindingState::accept_all() noexcept
 		if (!sock.valid()) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
-			if (errno != EAGAIN)
+			if (errno != EAGAIN) {
+				// Out of descriptors: the connection stays pending and the listener readable;
+				// pause so the agent does not spin on it.
 				SDK_LOG_ERR("rdma transport: qpn 0x%x: accept: %s", reply.qpn, std::strerror(errno));
+				std::this_thread::sleep_for(std::chrono::milliseconds(10));
+			}
 			return;
 		}
 		struct ucred cred = {};
@@ -840,10 +844,12 @@ Status Peer::atomic(uint32_t key, uint64_t remote_addr, bool cas, uint64_t compa
 		table_->leave();
 		return status;
 	}
-	if (!table_->lock(addr)) {
+	status = table_->lock(addr);
+	if (status != Status::ok) {
 		table_->leave();
-		conn_->gone.store(true, std::memory_order_release);
-		return Status::peer_gone;
+		if (status == Status::peer_gone)
+			conn_->gone.store(true, std::memory_order_release);
+		return status;
 	}
 	uint64_t old = 0;
 	struct iovec l = {&old, sizeof(old)};

@@ -202,6 +202,15 @@ std::optional<Registration> MemoryTable::lookup(uint32_t key) const noexcept
 	return r;
 }
 
+Status MemoryTable::check(uint32_t key, uint64_t iova, uint64_t length, uint32_t required_access, uint32_t pd_id,
+			  uint64_t *addr) const noexcept
+{
+	const uint32_t index = key >> 8;
+	if (index >= kTableEntries)
+		return Status::remote_access_error;
+	return check_entry(rules().entries[index], key, iova, length, required_access, pd_id, addr);
+}
+
 // ---- RemoteTable ----
 
 namespace {
@@ -322,15 +331,16 @@ LockStripe &RemoteTable::stripe(uint64_t addr) const noexcept
 	return shared.locks[(addr / 8) % kLockStripes];
 }
 
-bool RemoteTable::lock(uint64_t addr) noexcept
+Status RemoteTable::lock(uint64_t addr) noexcept
 {
 	std::atomic<uint32_t> &word = stripe(addr).holder;
 	const auto self = static_cast<uint32_t>(getpid());
+	std::chrono::steady_clock::time_point deadline{};
 	for (unsigned spins = 1;; ++spins) {
 		uint32_t expected = 0;
 		if (word.load(std::memory_order_relaxed) == 0 &&
 		    word.compare_exchange_weak(expected, self, std::memory_order_acquire, std::memory_order_relaxed))
-			return true;
+			return Status::ok;
 		if (spins % 1024 != 0) {
 			common::cpu_relax();
 			continue;
@@ -339,9 +349,18 @@ bool RemoteTable::lock(uint64_t addr) noexcept
 		expected = word.load(std::memory_order_relaxed);
 		if (expected != 0 && expected != self && common::process_exited(expected) &&
 		    word.compare_exchange_strong(expected, self, std::memory_order_acquire, std::memory_order_relaxed))
-			return true;
+			return Status::ok;
 		if (common::process_exited(owner_pid_))
-			return false;
+			return Status::peer_gone;
+		const auto now = std::chrono::steady_clock::now();
+		if (deadline == std::chrono::steady_clock::time_point{}) {
+			deadline = now + kLockWait;
+		} else if (now >= deadline) {
+			SDK_LOG_ERR("rdma transport: an atomic's lock in process %u's memory is held by process %u for "
+				    "more than %lld ms",
+				    owner_pid_, expected, (long long)kLockWait.count());
+			return Status::system_error;
+		}
 		sched_yield();
 	}
 }

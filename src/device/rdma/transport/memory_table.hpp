@@ -23,6 +23,7 @@ inline constexpr uint32_t kTableEntries = 8192;
 inline constexpr uint32_t kAccessorSlots = 128;
 inline constexpr uint32_t kLockStripes = 1024;
 inline constexpr std::chrono::milliseconds kRemoveWait{1000};
+inline constexpr std::chrono::milliseconds kLockWait{2000};
 
 // IBV_ACCESS_* bit values (enum ibv_access_flags), so callers can pass verbs' flags unchanged.
 inline constexpr uint32_t kAccessLocalWrite = 1;
@@ -123,6 +124,10 @@ public:
 	Status remove(uint32_t key, std::chrono::milliseconds wait = kRemoveWait) noexcept;
 	// The registration of key while it is valid.
 	std::optional<Registration> lookup(uint32_t key) const noexcept;
+	// check_entry() on key's entry, for local (lkey) checks: ok with *addr where iova lies here, or
+	// remote_access_error (the caller reports it as a local protection error).
+	Status check(uint32_t key, uint64_t iova, uint64_t length, uint32_t required_access, uint32_t pd_id,
+		     uint64_t *addr) const noexcept;
 
 	int rules_fd() const noexcept { return rules_.fd(); }
 	int shared_fd() const noexcept { return shared_.fd(); }
@@ -168,8 +173,10 @@ public:
 	Status check(uint32_t key, uint64_t iova, uint64_t length, uint32_t required_access, uint32_t pd_id,
 		     uint64_t *addr) const noexcept;
 	// The stripe lock for remote atomics at owner address addr. lock() never wedges on a holder
-	// that exited; false only when the owner itself has exited while we waited.
-	bool lock(uint64_t addr) noexcept;
+	// that exited (it takes the lock over); peer_gone when the owner itself exited while we
+	// waited, system_error (logged) when a live process held it longer than kLockWait (a stopped
+	// process, or a peer writing its shared file to block us).
+	Status lock(uint64_t addr) noexcept;
 	void unlock(uint64_t addr) noexcept;
 	uint32_t owner_pid() const noexcept { return owner_pid_; }
 

@@ -18,8 +18,9 @@
 //                      forked child). add(addr, length, iova, access, pd_id, &key): key = index << 8
 //                      | tag, the tag rotating 1..255, never 0; no_resources when all 8192 entries
 //                      are in use. remove(key[, wait = 1 s]): invalid at once, then waits for the
-//                      accesses in progress. lookup(key) -> optional<Registration> for local
-//                      (lkey) checks. Access bits are IBV_ACCESS_* values (kAccess*).
+//                      accesses in progress. lookup(key) -> optional<Registration> and check(key,
+//                      iova, length, access, pd_id, &addr) for local (lkey) checks. Access bits
+//                      are IBV_ACCESS_* values (kAccess*).
 //   connection.hpp     Binding::bind(fabric, fds, info, on_disconnect, &binding): a qpn in
 //                      [0x100, 0xFFFFFF] unique on the machine for that fabric name ("host/pf0").
 //                      Peer::connect(fabric, qpn, on_disconnect, &peer): the bound process's pid,

@@ -5,6 +5,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -246,7 +247,9 @@ TEST(RdmaTransportConnect, UnboundQpnIsNotFound)
 	EXPECT_EQ(Binding::bind(fab, {}, big, nullptr, &binding), Status::invalid_argument);
 }
 
-TEST(RdmaTransportConnect, QpnsAreUniqueUnderConcurrentBinds)
+// Two processes binding at once (not a *Concurrent* suite: TSan cannot start threads in a forked
+// child of a threaded process; RdmaTransportConcurrent below runs threads of one process).
+TEST(RdmaTransportConnect, QpnsAreUniqueWhenTwoProcessesBindAtOnce)
 {
 	const std::string fab = transport_test::fabric("unique");
 	constexpr uint64_t kEach = 300;
@@ -588,6 +591,10 @@ TEST_F(RdmaTransportRemote, EveryRefusalHasItsStatus)
 	const auto head = t.dump(4096, 64);
 	EXPECT_EQ(head[0], pattern(4096));
 
+	// More pieces than one system call takes.
+	std::vector<struct iovec> many(IOV_MAX + 1, local);
+	EXPECT_EQ(peer_->write(many.data(), many.size(), t.key_all, t.addr, kPd), Status::no_resources);
+
 	// Our own side: memory we do not have, or cannot write.
 	void *gone = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(gone, MAP_FAILED);
@@ -698,7 +705,7 @@ TEST_F(RdmaTransportRemote, AtomicsAreAtomicAcrossProcesses)
 	const std::string fab = fab_;
 	const uint32_t qpn = t.qpn;
 	const uint32_t key = t.key_all;
-	const auto hammer = [fab, qpn, key, counter, cas_word](Peer &p) {
+	const auto hammer = [key, counter, cas_word](Peer &p) {
 		uint64_t original = 0;
 		for (uint64_t i = 0; i < kAdds; ++i)
 			if (p.fetch_add(key, counter, 1, kPd, &original) != Status::ok)
@@ -763,9 +770,86 @@ TEST(RdmaTransportAtomics, LockOfADeadHolderIsBroken)
 	EXPECT_EQ(old, 41u);
 	EXPECT_EQ(word, 42u);
 	EXPECT_EQ(stripe.holder.load(), 0u) << "released after the operation";
+
+	// A live process that never lets go (stopped, or a peer writing the shared file): bounded.
+	Child holder([](int channel) {
+		transport_test::recv_u64(channel);
+		return 0;
+	});
+	stripe.holder.store(static_cast<uint32_t>(holder.pid()));
+	const auto held = std::chrono::steady_clock::now();
+	EXPECT_EQ(self->fetch_add(key, addr, 1, 1, &old), Status::system_error);
+	EXPECT_GE(std::chrono::steady_clock::now() - held, kLockWait);
+	EXPECT_EQ(word, 42u) << "nothing done without the lock";
+	stripe.holder.store(0);
+
+	// Plain writes and reads into this process's own memory take the same path.
+	std::vector<uint8_t> mine(256, 0);
+	uint32_t mine_key = 0;
+	ASSERT_EQ(table->add(reinterpret_cast<uint64_t>(mine.data()), mine.size(), 0x7000,
+			     kAccessRemoteWrite | kAccessRemoteRead, 1, &mine_key),
+		  Status::ok);
+	const char text[] = "to myself";
+	struct iovec from = {const_cast<char *>(text), sizeof(text)};
+	ASSERT_EQ(self->write(&from, 1, mine_key, 0x7000 + 10, 1), Status::ok);
+	EXPECT_STREQ(reinterpret_cast<const char *>(mine.data()) + 10, text);
+	char back[sizeof(text)] = {};
+	struct iovec into = {back, sizeof(back)};
+	ASSERT_EQ(self->read(&into, 1, mine_key, 0x7000 + 10, 1), Status::ok);
+	EXPECT_STREQ(back, text);
+	EXPECT_EQ(self->write(&from, 1, mine_key, 0x7000 + 250, 1), Status::remote_access_error);
+	EXPECT_EQ(table->remove(mine_key), Status::ok);
+	EXPECT_EQ(self->write(&from, 1, mine_key, 0x7000 + 10, 1), Status::remote_access_error);
 	self.reset();
 	binding.reset();
 	EXPECT_EQ(table->remove(key), Status::ok);
+}
+
+// A real accessor process writing as fast as it can while the owner deregisters: once remove()
+// has returned, no write lands any more (the in-access protocol), and the writer sees the refusal.
+TEST(RdmaTransportRemoveRace, NoWriteLandsAfterRemoveReturns)
+{
+	const std::string fab = transport_test::fabric("race");
+	MemoryTable *table = MemoryTable::instance();
+	ASSERT_NE(table, nullptr);
+	std::vector<uint8_t> buffer(64 * 1024, 0);
+	const auto addr = reinterpret_cast<uint64_t>(buffer.data());
+	std::unique_ptr<Binding> binding;
+	ASSERT_EQ(Binding::bind(fab, {}, {}, nullptr, &binding), Status::ok);
+	for (int round = 0; round < 5; ++round) {
+		std::fill(buffer.begin(), buffer.end(), 0);
+		uint32_t key = 0;
+		ASSERT_EQ(table->add(addr, buffer.size(), addr, kAccessRemoteWrite, 1, &key), Status::ok);
+		const uint32_t qpn = binding->qpn();
+		Child writer([fab, qpn, key, addr](int channel) {
+			std::unique_ptr<Peer> peer;
+			if (Peer::connect(fab, qpn, nullptr, &peer) != Status::ok)
+				return 10;
+			std::vector<uint8_t> ones(4096, 0xab);
+			struct iovec local = {ones.data(), ones.size()};
+			for (uint64_t i = 0;; ++i) {
+				const Status status = peer->write(&local, 1, key, addr + (i % 16) * 4096, 1);
+				if (status == Status::remote_access_error) {
+					send_u64(channel, i);
+					return 0;
+				}
+				if (status != Status::ok)
+					return 11;
+			}
+		});
+		// Wait until writes land, then deregister under fire.
+		const auto start = std::chrono::steady_clock::now();
+		while (std::count(buffer.begin(), buffer.end(), 0xab) == 0 &&
+		       std::chrono::steady_clock::now() - start < std::chrono::seconds(10))
+			std::this_thread::sleep_for(std::chrono::microseconds(200));
+		ASSERT_GT(std::count(buffer.begin(), buffer.end(), 0xab), 0) << "the writer writes";
+		ASSERT_EQ(table->remove(key), Status::ok);
+		std::fill(buffer.begin(), buffer.end(), 0);
+		const uint64_t writes = writer.recv();
+		EXPECT_GT(writes, 0u);
+		EXPECT_EQ(writer.wait_exit(), 0);
+		EXPECT_EQ(std::count(buffer.begin(), buffer.end(), 0xab), 0) << "a write landed after remove returned";
+	}
 }
 
 // ---- Peers going away ----
@@ -799,6 +883,31 @@ TEST(RdmaTransportDeath, KilledTargetIsSeenAndLaterAccessesReportPeerGone)
 	EXPECT_EQ(Peer::connect(fab, t.qpn, nullptr, &again), Status::not_found) << "its qpn died with it";
 	EXPECT_EQ(bound_names(fab), 0u);
 	peer.reset();
+}
+
+TEST(RdmaTransportDeath, TargetKilledMidTransferEndsWithPeerGone)
+{
+	const std::string fab = transport_test::fabric("mid");
+	Target t(fab);
+	std::unique_ptr<Peer> peer;
+	ASSERT_EQ(Peer::connect(fab, t.qpn, nullptr, &peer), Status::ok);
+	std::vector<uint8_t> data(kTargetBytes, 0x5c);
+	struct iovec local = {data.data(), data.size()};
+	std::thread killer([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(20));
+		kill(t.child.pid(), SIGKILL);
+	});
+	Status status = Status::ok;
+	uint64_t writes = 0;
+	const auto start = std::chrono::steady_clock::now();
+	while (status == Status::ok && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+		status = peer->write(&local, 1, t.key_all, t.addr, kPd);
+		++writes;
+	}
+	killer.join();
+	EXPECT_EQ(status, Status::peer_gone) << "after " << writes << " writes";
+	EXPECT_GT(writes, 1u);
+	t.child.kill9();
 }
 
 TEST(RdmaTransportDeath, BindingSeesKilledConnector)
@@ -850,6 +959,7 @@ TEST(RdmaTransportDeath, ClosingEitherSideDisconnectsTheOther)
 	ASSERT_TRUE(peer_side.wait(std::chrono::seconds(10)));
 	EXPECT_TRUE(peer->gone());
 	EXPECT_EQ(peer->notify(0), Status::invalid_argument);
+	EXPECT_EQ(peer->write(nullptr, 0, 1, 0, 0), Status::peer_gone) << "a closed binding is a gone peer";
 }
 
 // The lead's objects may go in their own callbacks (a QP destroyed when its peer dies).
@@ -945,6 +1055,56 @@ TEST(RdmaTransportTicker, TicksEveryMillisecondUntilDestroyed)
 	std::this_thread::sleep_for(std::chrono::milliseconds(20));
 	EXPECT_EQ(ticks.load(), stopped) << "no tick after the destructor returned";
 	EXPECT_EQ(Ticker::start(nullptr, &ticker), Status::invalid_argument);
+}
+
+// Threads of one process binding, connecting to themselves, writing, adding atomically and
+// closing at once, with a ticker starting and stopping: the agent under TSan.
+TEST(RdmaTransportConcurrent, ThreadsBindConnectAccessAndClose)
+{
+	const std::string fab = transport_test::fabric("threads");
+	MemoryTable *table = MemoryTable::instance();
+	ASSERT_NE(table, nullptr);
+	alignas(8) static uint64_t counter = 0;
+	counter = 0;
+	const auto addr = reinterpret_cast<uint64_t>(&counter);
+	uint32_t key = 0;
+	ASSERT_EQ(table->add(addr, sizeof(counter), addr, kAccessRemoteAtomic | kAccessRemoteRead, 2, &key),
+		  Status::ok);
+	constexpr int kThreads = 4;
+	constexpr int kRounds = 20;
+	constexpr uint64_t kAdds = 50;
+	std::atomic<unsigned> disconnects{0};
+	std::atomic<int> failures{0};
+	std::vector<std::thread> threads;
+	for (int t = 0; t < kThreads; ++t)
+		threads.emplace_back([&, t] {
+			for (int round = 0; round < kRounds; ++round) {
+				std::unique_ptr<Binding> binding;
+				std::unique_ptr<Peer> peer;
+				std::unique_ptr<Ticker> ticker;
+				if (Binding::bind(
+					fab, {}, {}, [&](uint32_t) { disconnects.fetch_add(1); }, &binding) !=
+					Status::ok ||
+				    Peer::connect(fab, binding->qpn(), nullptr, &peer) != Status::ok ||
+				    Ticker::start([] {}, &ticker) != Status::ok) {
+					failures.fetch_add(1);
+					return;
+				}
+				uint64_t old = 0;
+				for (uint64_t i = 0; i < kAdds; ++i)
+					if (peer->fetch_add(key, addr, 1, 2, &old) != Status::ok)
+						failures.fetch_add(1);
+				if ((t + round) % 2 == 0)
+					peer.reset(); // the binding sees it go
+				binding.reset();
+			}
+		});
+	for (auto &thread : threads)
+		thread.join();
+	EXPECT_EQ(failures.load(), 0);
+	EXPECT_EQ(counter, kThreads * kRounds * kAdds);
+	EXPECT_EQ(bound_names(fab), 0u);
+	EXPECT_EQ(table->remove(key), Status::ok);
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <infiniband/verbs.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -22,6 +23,10 @@ using namespace softdpu::device::rdma::transport;
 using transport_test::Child;
 
 const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+
+// Callers pass verbs' access flags unchanged.
+static_assert(kAccessLocalWrite == IBV_ACCESS_LOCAL_WRITE && kAccessRemoteWrite == IBV_ACCESS_REMOTE_WRITE &&
+	      kAccessRemoteRead == IBV_ACCESS_REMOTE_READ && kAccessRemoteAtomic == IBV_ACCESS_REMOTE_ATOMIC);
 
 TEST(RdmaTransportRegion, CreateRoundsToPagesAndSeals)
 {
@@ -116,6 +121,15 @@ TEST(RdmaTransportTable, AddLookupRemoveWithRotatingTags)
 	EXPECT_EQ(reg->access, kAccessRemoteWrite | kAccessLocalWrite);
 	EXPECT_EQ(reg->pd_id, 3u);
 	EXPECT_FALSE(table->lookup(key ^ 0x1).has_value()) << "another tag of the same entry";
+	uint64_t where = 0;
+	EXPECT_EQ(table->check(key, 0x1000 + 100, 200, kAccessLocalWrite, 3, &where), Status::ok);
+	EXPECT_EQ(where, addr + 100) << "iova translated to the address";
+	EXPECT_EQ(table->check(key, 0x1000, 4096, 0, 3, &where), Status::ok) << "the whole range";
+	EXPECT_EQ(table->check(key, 0x1000, 4097, 0, 3, &where), Status::remote_access_error);
+	EXPECT_EQ(table->check(key, 0xfff, 1, 0, 3, &where), Status::remote_access_error);
+	EXPECT_EQ(table->check(key, 0x1000, 1, kAccessRemoteRead, 3, &where), Status::remote_access_error);
+	EXPECT_EQ(table->check(key, 0x1000, 1, 0, 4, &where), Status::remote_access_error);
+	EXPECT_EQ(table->check(key ^ 0x1, 0x1000, 1, 0, 3, &where), Status::remote_access_error);
 	EXPECT_FALSE(table->lookup(0).has_value());
 	EXPECT_FALSE(table->lookup(0xffffffffu).has_value());
 
