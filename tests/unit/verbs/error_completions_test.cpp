@@ -313,3 +313,29 @@ TEST(VerbsErrorCompletionsAccess, QueuePairWithoutRemoteWriteAccessRefusesWrites
 }
 
 } // namespace
+
+namespace {
+
+TEST(VerbsCqOverrun, OverrunIsAnAsyncCqError)
+{
+	Options options;
+	options.cqe = 1;
+	RcPair pair;
+	ASSERT_TRUE(pair.connect(options));
+	Endpoint &a = pair.a;
+	ASSERT_GE(a.send_cq->cqe, 1);
+	const int depth = a.send_cq->cqe;
+	// More signaled completions than the CQ holds, never polled.
+	for (int i = 0; i < depth + 2; ++i)
+		ASSERT_EQ(
+		    a.post(IBV_WR_RDMA_WRITE, {a.sge(0, 8)}, pair.b.addr(), pair.b.mr->rkey, IBV_SEND_SIGNALED, i), 0);
+	pollfd pfd{a.ctx->async_fd, POLLIN, 0};
+	ASSERT_EQ(poll(&pfd, 1, verbs_test::kTimeoutMs), 1) << "no async event";
+	ibv_async_event event{};
+	ASSERT_EQ(ibv_get_async_event(a.ctx, &event), 0);
+	EXPECT_EQ(event.event_type, IBV_EVENT_CQ_ERR) << ibv_event_type_str(event.event_type);
+	EXPECT_EQ(event.element.cq, a.send_cq);
+	ibv_ack_async_event(&event);
+}
+
+} // namespace

@@ -183,56 +183,50 @@ TEST(VerbsXproc, OneSidedAndTwoSidedBothWays)
 
 TEST(VerbsXproc, RemoteKeysAreCheckedInTheTargetProcess)
 {
-	Child child([](int channel) {
+	// Each key on a fresh pair of queue pairs (an access error fails the queue pair).
+	for (int which = 0; which < 2; ++which) {
+		SCOPED_TRACE(which == 0 ? "a registration without remote write" : "a deregistered key");
+		Child child([](int channel) {
+			Endpoint endpoint;
+			if (int failed = child_connect(endpoint, channel))
+				return failed;
+			// A registration that allows remote reads only, and one that is gone.
+			ibv_mr *read_only =
+			    ibv_reg_mr(endpoint.pd, endpoint.buf() + 4096, 4096, IBV_ACCESS_REMOTE_READ);
+			ibv_mr *gone = ibv_reg_mr(endpoint.pd, endpoint.buf(), 4096,
+						  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+			if (read_only == nullptr || gone == nullptr)
+				return 6;
+			const Target targets[2] = {
+			    {reinterpret_cast<uint64_t>(endpoint.buf() + 4096), read_only->rkey, 0},
+			    {reinterpret_cast<uint64_t>(endpoint.buf()), gone->rkey, 0}};
+			ibv_dereg_mr(gone);
+			if (!send_value(channel, targets))
+				return 7;
+			const uint64_t done = transport_test::recv_u64(channel);
+			ibv_dereg_mr(read_only);
+			// Nothing was written.
+			for (size_t i = 0; i < 8192; ++i)
+				if (endpoint.buf()[i] != 0)
+					return 8;
+			return done == 1 ? 0 : 9;
+		});
 		Endpoint endpoint;
-		if (int failed = child_connect(endpoint, channel))
-			return failed;
-		// A registration that allows remote reads only, and one that is gone.
-		ibv_mr *read_only = ibv_reg_mr(endpoint.pd, endpoint.buf() + 4096, 4096, IBV_ACCESS_REMOTE_READ);
-		ibv_mr *gone =
-		    ibv_reg_mr(endpoint.pd, endpoint.buf(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-		if (read_only == nullptr || gone == nullptr)
-			return 6;
-		const Target targets[2] = {{reinterpret_cast<uint64_t>(endpoint.buf() + 4096), read_only->rkey, 0},
-					   {reinterpret_cast<uint64_t>(endpoint.buf()), gone->rkey, 0}};
-		ibv_dereg_mr(gone);
-		if (!send_value(channel, targets))
-			return 7;
-		const uint64_t done = transport_test::recv_u64(channel);
-		ibv_dereg_mr(read_only);
-		// Nothing was written.
-		for (size_t i = 0; i < 8192; ++i)
-			if (endpoint.buf()[i] != 0)
-				return 8;
-		return done == 1 ? 0 : 9;
-	});
-	Options options;
-	Endpoint endpoint;
-	Address remote;
-	ASSERT_TRUE(parent_connect(endpoint, child, &remote, options));
-	Target targets[2];
-	ASSERT_TRUE(recv_value(child.fd(), &targets));
-	std::memset(endpoint.buf(), 0x77, 64);
-	ASSERT_EQ(endpoint.post(IBV_WR_RDMA_WRITE, {endpoint.sge(0, 64)}, targets[0].addr, targets[0].rkey,
-				IBV_SEND_SIGNALED, 1),
-		  0);
-	auto done = poll_n(endpoint.send_cq, 1);
-	ASSERT_EQ(done.size(), 1u);
-	EXPECT_EQ(done[0].status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(done[0].status);
-	EXPECT_EQ(endpoint.state(), IBV_QPS_ERR);
-	// A fresh connection for the second key.
-	ibv_qp_attr attr{};
-	attr.qp_state = IBV_QPS_RESET;
-	ASSERT_EQ(ibv_modify_qp(endpoint.qp, &attr, IBV_QP_STATE), 0);
-	ASSERT_EQ(endpoint.connect(remote), 0);
-	ASSERT_EQ(endpoint.post(IBV_WR_RDMA_WRITE, {endpoint.sge(0, 64)}, targets[1].addr, targets[1].rkey,
-				IBV_SEND_SIGNALED, 2),
-		  0);
-	done = poll_n(endpoint.send_cq, 1);
-	ASSERT_EQ(done.size(), 1u);
-	EXPECT_EQ(done[0].status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(done[0].status);
-	ASSERT_TRUE(child.send(1));
-	EXPECT_EQ(child.wait_exit(), 0);
+		Address remote;
+		ASSERT_TRUE(parent_connect(endpoint, child, &remote));
+		Target targets[2];
+		ASSERT_TRUE(recv_value(child.fd(), &targets));
+		std::memset(endpoint.buf(), 0x77, 64);
+		ASSERT_EQ(endpoint.post(IBV_WR_RDMA_WRITE, {endpoint.sge(0, 64)}, targets[which].addr,
+					targets[which].rkey, IBV_SEND_SIGNALED, 1),
+			  0);
+		const auto done = poll_n(endpoint.send_cq, 1);
+		ASSERT_EQ(done.size(), 1u);
+		EXPECT_EQ(done[0].status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(done[0].status);
+		EXPECT_EQ(endpoint.state(), IBV_QPS_ERR);
+		ASSERT_TRUE(child.send(1));
+		EXPECT_EQ(child.wait_exit(), 0);
+	}
 }
 
 TEST(VerbsXproc, ChannelWakesOnThePeersSend)
