@@ -297,6 +297,68 @@ TEST(VerbsXproc, ChannelWakesOnThePeersSend)
 	EXPECT_EQ(child.wait_exit(), 0);
 }
 
+TEST(VerbsXproc, UdSendToAnotherProcess)
+{
+	constexpr uint32_t kQkey = 0x5eed;
+	Child child([](int channel) {
+		Options options;
+		options.type = IBV_QPT_UD;
+		options.qkey = kQkey;
+		Endpoint endpoint;
+		if (!endpoint.create("mlx5_1", options) || endpoint.connect() != 0)
+			return 2;
+		if (endpoint.post_recv({endpoint.sge(0, 40 + 128)}, 5) != 0)
+			return 3;
+		if (!send_value(channel, endpoint.address()))
+			return 4;
+		Address parent;
+		if (!recv_value(channel, &parent))
+			return 5;
+		const auto received = poll_n(endpoint.recv_cq, 1);
+		if (received.size() != 1 || received[0].status != IBV_WC_SUCCESS || received[0].wr_id != 5 ||
+		    received[0].byte_len != 40 + 128 || (received[0].wc_flags & IBV_WC_GRH) == 0 ||
+		    received[0].src_qp != parent.qpn)
+			return 6;
+		const auto *grh = reinterpret_cast<const ibv_grh *>(endpoint.buf());
+		if (std::memcmp(grh->sgid.raw, parent.gid.raw, 16) != 0 || !matches(endpoint.buf() + 40, 128, 7))
+			return 7;
+		return 0;
+	});
+	ASSERT_GT(child.pid(), 0);
+	Options options;
+	options.type = IBV_QPT_UD;
+	options.qkey = kQkey;
+	Endpoint endpoint;
+	ASSERT_TRUE(endpoint.create("mlx5_0", options));
+	ASSERT_EQ(endpoint.connect(), 0);
+	Address remote;
+	ASSERT_TRUE(recv_value(child.fd(), &remote));
+	ASSERT_TRUE(send_value(child.fd(), endpoint.address()));
+	ibv_ah_attr ah_attr{};
+	ah_attr.is_global = 1;
+	ah_attr.port_num = 1;
+	ah_attr.grh.dgid = remote.gid;
+	ah_attr.grh.sgid_index = 1;
+	ibv_ah *ah = ibv_create_ah(endpoint.pd, &ah_attr);
+	ASSERT_NE(ah, nullptr);
+	fill(endpoint.buf(), 128, 7);
+	ibv_sge sge = endpoint.sge(0, 128);
+	ibv_send_wr wr{};
+	wr.wr_id = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.wr.ud = {ah, remote.qpn, kQkey};
+	ibv_send_wr *bad = nullptr;
+	ASSERT_EQ(ibv_post_send(endpoint.qp, &wr, &bad), 0);
+	const auto sent = poll_n(endpoint.send_cq, 1);
+	ASSERT_EQ(sent.size(), 1u);
+	EXPECT_EQ(sent[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(child.wait_exit(), 0);
+	EXPECT_EQ(ibv_destroy_ah(ah), 0);
+}
+
 // The child connects, posts nothing more and waits to be killed.
 int connect_and_wait(int channel)
 {
