@@ -113,6 +113,7 @@ struct Options {
 	uint8_t rnr_retry = 7;
 	uint8_t retry_cnt = 7;
 	uint8_t timeout = 14;
+	int cqe = 64; // of both CQs
 };
 
 // A device context with its own PD (unless Options::shared_pd), a send CQ, a receive CQ (on a
@@ -142,8 +143,8 @@ public:
 				return ::testing::AssertionFailure()
 				       << "ibv_create_comp_channel: " << std::strerror(errno);
 		}
-		send_cq = ibv_create_cq(ctx, 64, nullptr, nullptr, 0);
-		recv_cq = ibv_create_cq(ctx, 64, this, channel, 0);
+		send_cq = ibv_create_cq(ctx, options.cqe, nullptr, nullptr, 0);
+		recv_cq = ibv_create_cq(ctx, options.cqe, this, channel, 0);
 		if (send_cq == nullptr || recv_cq == nullptr)
 			return ::testing::AssertionFailure() << "ibv_create_cq: " << std::strerror(errno);
 		storage_.assign((options.buffer_bytes + 7) / 8, 0);
