@@ -127,6 +127,17 @@ ibv_ah *create_ah(ibv_pd *ibv_pd, const ibv_ah_attr &attr) noexcept
 	ah->ibv.pd = ibv_pd;
 	ah->ibv.handle = next_handle.fetch_add(1);
 	ah->attr = attr;
+	// The device that owns the destination GID (the UD send path finds the target queue pair
+	// through it); empty when no device of the topology does.
+	if (attr.is_global) {
+		try {
+			ah->fabric = device::rdma::fabric_name_of_gid(std::to_array(attr.grh.dgid.raw)).value_or("");
+		} catch (const std::bad_alloc &) {
+			delete ah;
+			errno = ENOMEM;
+			return nullptr;
+		}
+	}
 	ProtectionDomain::from(ibv_pd)->users.fetch_add(1);
 	return &ah->ibv;
 }
