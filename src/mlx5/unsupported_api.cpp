@@ -27,17 +27,17 @@ extern "C" {
 
 // mlx5dv_init_obj: the default version (MLX5_1.2) and the one binaries of rdma-core 13 to 15 bound
 // (MLX5_1.0); exports.map lists the name in both nodes.
-__attribute__((symver("mlx5dv_init_obj@@MLX5_1.2"))) int softdpu_mlx5dv_init_obj_1_2(mlx5dv_obj * /*obj*/,
-										     uint64_t /*obj_type*/)
+int softdpu_mlx5dv_init_obj_1_2(mlx5dv_obj * /*obj*/, uint64_t /*obj_type*/)
 {
 	return EOPNOTSUPP; // no mlx5 queue buffers, doorbells or UARs to expose
 }
+__asm__(".symver softdpu_mlx5dv_init_obj_1_2, mlx5dv_init_obj@@MLX5_1.2");
 
-__attribute__((symver("mlx5dv_init_obj@MLX5_1.0"))) int softdpu_mlx5dv_init_obj_1_0(mlx5dv_obj * /*obj*/,
-										    uint64_t /*obj_type*/)
+int softdpu_mlx5dv_init_obj_1_0(mlx5dv_obj * /*obj*/, uint64_t /*obj_type*/)
 {
 	return EOPNOTSUPP;
 }
+__asm__(".symver softdpu_mlx5dv_init_obj_1_0, mlx5dv_init_obj@MLX5_1.0");
 
 int _mlx5dv_mkey_check(mlx5dv_mkey * /*mkey*/, mlx5dv_mkey_err * /*err_info*/, size_t /*err_info_size*/)
 {

@@ -37,7 +37,7 @@ constexpr bool fits_one_word(Field field) noexcept
 inline uint32_t get(const void *mailbox, Field field) noexcept
 {
 	uint32_t word = 0;
-	std::memcpy(&word, static_cast<const uint8_t *>(mailbox) + (field.offset / 32) * 4, sizeof(word));
+	std::memcpy(&word, static_cast<const uint8_t *>(mailbox) + size_t{field.offset / 32} * 4, sizeof(word));
 	const uint32_t shift = 32 - field.width - (field.offset % 32);
 	const uint64_t mask = (uint64_t{1} << field.width) - 1;
 	return static_cast<uint32_t>((be32toh(word) >> shift) & mask);
@@ -46,7 +46,7 @@ inline uint32_t get(const void *mailbox, Field field) noexcept
 // Writes a field of at most 32 bits (the value is masked to the width).
 inline void set(void *mailbox, Field field, uint32_t value) noexcept
 {
-	uint8_t *at = static_cast<uint8_t *>(mailbox) + (field.offset / 32) * 4;
+	uint8_t *at = static_cast<uint8_t *>(mailbox) + size_t{field.offset / 32} * 4;
 	uint32_t word = 0;
 	std::memcpy(&word, at, sizeof(word));
 	const uint32_t shift = 32 - field.width - (field.offset % 32);
