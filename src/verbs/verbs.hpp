@@ -33,6 +33,23 @@ template <typename Object, typename Member> Object *owner_of(Member *member) noe
 	return reinterpret_cast<Object *>(member); // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
 }
 
+// Data a provider library (softdpu's libmlx5) keeps with a context or a queue pair, through the
+// softdpu_verbs_* entry points (softdpu_api.cpp); released when the object is freed.
+struct ProviderData {
+	std::mutex mutex;
+	void *data = nullptr;
+	void (*release)(void *data) = nullptr;
+
+	ProviderData() = default;
+	ProviderData(const ProviderData &) = delete;
+	ProviderData &operator=(const ProviderData &) = delete;
+	~ProviderData()
+	{
+		if (release != nullptr)
+			release(data);
+	}
+};
+
 // ---- Devices ----
 
 // One per RDMA device of the topology; lives as long as the process (as rdma-core's device
@@ -86,6 +103,7 @@ public:
 	std::mutex qps_mutex;
 	std::vector<QueuePair *> qps;
 	std::unique_ptr<device::rdma::transport::Ticker> ticker;
+	ProviderData provider;
 
 private:
 	std::mutex async_mutex_;
@@ -286,6 +304,7 @@ public:
 	std::atomic<bool> peer_lost{false};
 	std::atomic<uint32_t> remote_pid{0}; // RC: the connected peer's process, 0 while none
 	std::atomic<bool> pending{false}; // work waits in the send queue
+	ProviderData provider;
 
 	ibv_qp *qp() noexcept { return &ibv.qp_base; }
 	static QueuePair *from(ibv_qp *qp) noexcept { return owner_of<QueuePair>(qp); }

@@ -1,0 +1,54 @@
+// softdpu's libmlx5.so.1: the mlx5 direct-verbs API (rdma-core 44's <infiniband/mlx5dv.h>) over
+// softdpu's software RDMA device. The verbs objects are softdpu's libibverbs'; this library keeps
+// its own state beside them through libibverbs' private entry points (verbs/softdpu_api.h) and
+// never reaches into libibverbs' classes. mlx5dv_api.cpp forwards the implemented functions here;
+// unsupported_api.cpp gives every other one its documented failure.
+#pragma once
+
+#include "mlx5/devx/command_processor.hpp"
+
+#include <infiniband/mlx5dv.h>
+#include <infiniband/verbs.h>
+
+namespace softdpu::mlx5 {
+
+// What libmlx5 keeps with an open context: whether it was opened for DevX, and its command
+// processor (the device's capabilities, queried once).
+class Context {
+public:
+	Context(bool devx, const devx::DeviceCaps &caps) noexcept : devx_(devx), processor_(caps) {}
+
+	// The state of `context`, made on first use (a context from ibv_open_device has no DevX).
+	// Null with errno set.
+	static Context *of(ibv_context *context) noexcept;
+	// Opens `device` as mlx5dv_open_device does, with DevX when `devx`. Null with errno set.
+	static ibv_context *open(ibv_device *device, bool devx) noexcept;
+
+	bool devx() const noexcept { return devx_; }
+	const devx::CommandProcessor &processor() const noexcept { return processor_; }
+
+private:
+	bool devx_;
+	devx::CommandProcessor processor_;
+};
+
+// The mlx5dv_qp_ex of a queue pair: lives as long as the queue pair. Its mlx5-specific builders
+// (DC addressing, memory-key configuration, raw WQEs, memcpy) make the batch fail with EOPNOTSUPP.
+struct QpEx {
+	mlx5dv_qp_ex dv{}; // first: the pointer handed out is the object's
+	ibv_qp_ex *qp = nullptr;
+
+	static QpEx *from(mlx5dv_qp_ex *dv) noexcept;
+	// Null with errno set.
+	static QpEx *of(ibv_qp_ex *qp) noexcept;
+};
+
+// True when `context` is open on one of softdpu's devices.
+bool is_ours(const ibv_context *context) noexcept;
+
+// mlx5dv_* implementations: same conventions as the functions they implement.
+int query_device(ibv_context *context, mlx5dv_context *attrs) noexcept;
+ibv_qp *create_qp(ibv_context *context, ibv_qp_init_attr_ex *qp_attr, const mlx5dv_qp_init_attr *mlx5_attr) noexcept;
+ibv_cq_ex *create_cq(ibv_context *context, ibv_cq_init_attr_ex *cq_attr, const mlx5dv_cq_init_attr *mlx5_attr) noexcept;
+
+} // namespace softdpu::mlx5

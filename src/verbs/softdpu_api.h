@@ -1,0 +1,37 @@
+/* Private entry points of softdpu's libibverbs.so.1 (version node SOFTDPU_VERBS_1) for softdpu's
+ * other rdma-core libraries: libmlx5.so.1 reaches the verbs objects only through these, as
+ * rdma-core's providers reach libibverbs only through IBVERBS_PRIVATE. Not a public API: no
+ * stability beyond one softdpu release. */
+#ifndef SOFTDPU_VERBS_SOFTDPU_API_H
+#define SOFTDPU_VERBS_SOFTDPU_API_H
+
+#include <infiniband/verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 when `device` is one of softdpu's devices (from this library's ibv_get_device_list), else 0. */
+int softdpu_verbs_is_device(const struct ibv_device *device);
+
+/* The provider data of a context or a queue pair: the first call makes it with make(object, arg),
+ * later calls return the same pointer (make may then be NULL); release(data) runs when the object
+ * is freed (ibv_close_device, ibv_destroy_qp). NULL with errno set: EINVAL for a NULL object,
+ * ENOENT when no data exists and make is NULL, or the errno make left when it returned NULL.
+ * Safe from several threads: make runs at most once per object. */
+void *softdpu_verbs_context_data(struct ibv_context *context, void *(*make)(struct ibv_context *context, void *arg),
+				 void *arg, void (*release)(void *data));
+void *softdpu_verbs_qp_data(struct ibv_qp *qp, void *(*make)(struct ibv_qp *qp, void *arg), void *arg,
+			    void (*release)(void *data));
+
+/* Makes the extended send API's batch in progress on `qp` (between ibv_wr_start and
+ * ibv_wr_complete, called by the thread that started it) fail: ibv_wr_complete returns `error` and
+ * queues nothing of the batch. For builders softdpu's device does not offer (mlx5dv_wr_*). The
+ * first error of a batch is kept. 0, or EINVAL (NULL qp, error 0). */
+int softdpu_verbs_qp_ex_fail_batch(struct ibv_qp_ex *qp, int error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,125 @@
+// The mlx5dv functions softdpu's device does not offer: the documented failure (null with errno
+// EOPNOTSUPP, or EOPNOTSUPP returned), no crash; and the two versions of mlx5dv_init_obj.
+#include "mlx5_fixture.hpp"
+
+#include <dlfcn.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdio>
+
+using mlx5_test::Mlx5Test;
+
+namespace {
+
+template <typename T> void expect_null_eopnotsupp(T *result, const char *what)
+{
+	EXPECT_EQ(result, nullptr) << what;
+	EXPECT_EQ(errno, EOPNOTSUPP) << what;
+	errno = 0;
+}
+
+TEST_F(Mlx5Test, ObjectsTheDeviceDoesNotMakeAreRefused)
+{
+	std::array<uint8_t, 256> in{};
+	std::array<uint8_t, 256> out{};
+	std::array<uint8_t, 8192> memory{};
+	errno = 0;
+	expect_null_eopnotsupp(mlx5dv_devx_obj_create(context_, in.data(), in.size(), out.data(), out.size()),
+			       "devx_obj_create");
+	expect_null_eopnotsupp(mlx5dv_devx_umem_reg(context_, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE),
+			       "devx_umem_reg");
+	mlx5dv_devx_umem_in umem_in{};
+	umem_in.addr = memory.data();
+	umem_in.size = 4096;
+	expect_null_eopnotsupp(mlx5dv_devx_umem_reg_ex(context_, &umem_in), "devx_umem_reg_ex");
+	expect_null_eopnotsupp(mlx5dv_devx_alloc_uar(context_, MLX5DV_UAR_ALLOC_TYPE_NC), "devx_alloc_uar");
+	expect_null_eopnotsupp(mlx5dv_devx_create_cmd_comp(context_), "devx_create_cmd_comp");
+	expect_null_eopnotsupp(
+	    mlx5dv_devx_create_event_channel(context_, MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA),
+	    "devx_create_event_channel");
+	expect_null_eopnotsupp(mlx5dv_devx_alloc_msi_vector(context_), "devx_alloc_msi_vector");
+	mlx5dv_mkey_init_attr mkey{};
+	ibv_pd *pd = ibv_alloc_pd(context_);
+	ASSERT_NE(pd, nullptr);
+	mkey.pd = pd;
+	mkey.max_entries = 1;
+	expect_null_eopnotsupp(mlx5dv_create_mkey(&mkey), "create_mkey");
+	mlx5dv_dek_init_attr dek{};
+	dek.pd = pd;
+	expect_null_eopnotsupp(mlx5dv_dek_create(context_, &dek), "dek_create");
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+	expect_null_eopnotsupp(mlx5dv_dr_domain_create(context_, MLX5DV_DR_DOMAIN_TYPE_NIC_RX), "dr_domain_create");
+	expect_null_eopnotsupp(mlx5dv_dr_action_create_drop(), "dr_action_create_drop");
+	expect_null_eopnotsupp(mlx5dv_alloc_var(context_, 0), "alloc_var");
+	expect_null_eopnotsupp(mlx5dv_pp_alloc(context_, 0, nullptr, 0), "pp_alloc");
+	mlx5dv_crypto_login_attr_ex login_ex{};
+	expect_null_eopnotsupp(mlx5dv_crypto_login_create(context_, &login_ex), "crypto_login_create");
+	ibv_wq_init_attr wq{};
+	expect_null_eopnotsupp(mlx5dv_create_wq(context_, &wq, nullptr), "create_wq");
+	mlx5dv_vfio_context_attr vfio{};
+	expect_null_eopnotsupp(mlx5dv_get_vfio_device_list(&vfio), "get_vfio_device_list");
+}
+
+TEST_F(Mlx5Test, OperationsTheDeviceDoesNotOfferReturnEopnotsupp)
+{
+	mlx5dv_crypto_login_attr login{};
+	EXPECT_EQ(mlx5dv_crypto_login(context_, &login), EOPNOTSUPP);
+	mlx5dv_crypto_login_state state{};
+	EXPECT_EQ(mlx5dv_crypto_login_query_state(context_, &state), EOPNOTSUPP);
+	EXPECT_EQ(mlx5dv_crypto_logout(context_), EOPNOTSUPP);
+	uint32_t eqn = 0;
+	EXPECT_EQ(mlx5dv_devx_query_eqn(context_, 0, &eqn), EOPNOTSUPP);
+	mlx5dv_clock_info clock{};
+	EXPECT_EQ(mlx5dv_get_clock_info(context_, &clock), EOPNOTSUPP);
+	mlx5dv_port port{};
+	EXPECT_EQ(mlx5dv_query_port(context_, 1, &port), EOPNOTSUPP);
+	uint32_t qpn = 0;
+	EXPECT_EQ(mlx5dv_reserved_qpn_alloc(context_, &qpn), EOPNOTSUPP);
+	EXPECT_EQ(mlx5dv_set_context_attr(context_, MLX5DV_CTX_ATTR_BUF_ALLOCATORS, nullptr), EOPNOTSUPP);
+	errno = 0;
+	EXPECT_EQ(mlx5dv_vfio_get_events_fd(context_), -1);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+	EXPECT_EQ(mlx5dv_dump_dr_domain(stderr, nullptr), -EOPNOTSUPP);
+	errno = 0;
+	EXPECT_EQ(mlx5dv_devx_get_event(nullptr, nullptr, 0), -1);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+	// Objects that can never exist: their destroy and free functions neither crash nor succeed.
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(nullptr), EOPNOTSUPP);
+	EXPECT_EQ(mlx5dv_devx_umem_dereg(nullptr), EOPNOTSUPP);
+	EXPECT_EQ(mlx5dv_destroy_mkey(nullptr), EOPNOTSUPP);
+	EXPECT_EQ(mlx5dv_dek_destroy(nullptr), EOPNOTSUPP);
+	mlx5dv_devx_free_uar(nullptr);
+	mlx5dv_devx_destroy_cmd_comp(nullptr);
+	mlx5dv_devx_destroy_event_channel(nullptr);
+}
+
+TEST_F(Mlx5Test, InitObjBothVersionsRefuse)
+{
+	mlx5dv_obj obj{};
+	EXPECT_EQ(mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD), EOPNOTSUPP);
+	using InitObj = int (*)(mlx5dv_obj *, uint64_t);
+	for (const char *version : {"MLX5_1.0", "MLX5_1.2"}) {
+		void *symbol = dlvsym(RTLD_DEFAULT, "mlx5dv_init_obj", version);
+		ASSERT_NE(symbol, nullptr) << version << ": " << dlerror();
+		EXPECT_EQ(reinterpret_cast<InitObj>(symbol)(&obj, MLX5DV_OBJ_QP), EOPNOTSUPP) << version;
+	}
+}
+
+TEST_F(Mlx5Test, AForeignContextIsRefused)
+{
+	ibv_device foreign_device{};
+	ibv_context foreign{};
+	foreign.device = &foreign_device;
+	mlx5dv_context attrs{};
+	EXPECT_EQ(mlx5dv_query_device(&foreign, &attrs), EOPNOTSUPP);
+	std::array<uint8_t, 16> in{};
+	std::array<uint8_t, 16> out{};
+	EXPECT_EQ(mlx5dv_devx_general_cmd(&foreign, in.data(), in.size(), out.data(), out.size()), EOPNOTSUPP);
+	ibv_qp_init_attr_ex qp{};
+	errno = 0;
+	EXPECT_EQ(mlx5dv_create_qp(&foreign, &qp, nullptr), nullptr);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+}
+
+} // namespace
