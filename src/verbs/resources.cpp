@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <new>
@@ -127,6 +128,16 @@ ibv_ah *create_ah(ibv_pd *ibv_pd, const ibv_ah_attr &attr) noexcept
 	ah->ibv.pd = ibv_pd;
 	ah->ibv.handle = next_handle.fetch_add(1);
 	ah->attr = attr;
+	// The device that owns the destination GID, found once: sends through this handle go there.
+	if (attr.is_global) {
+		try {
+			ah->fabric = device::rdma::fabric_name_of_gid(std::to_array(attr.grh.dgid.raw)).value_or("");
+		} catch (const std::bad_alloc &) {
+			delete ah;
+			errno = ENOMEM;
+			return nullptr;
+		}
+	}
 	ProtectionDomain::from(ibv_pd)->users.fetch_add(1);
 	return &ah->ibv;
 }
