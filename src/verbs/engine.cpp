@@ -378,11 +378,20 @@ Status connect_remote(QueuePair &qp, const std::string &fabric, uint32_t qpn, st
 	return Status::ok;
 }
 
+// Set while the agent thread runs the 1 ms tick: the transport's agent answers connections and
+// cannot make one, so a request whose peer is not connected yet waits there for an application
+// thread (connect_ahead_locked, a poll) to connect.
+thread_local bool in_tick = false;
+
 // The remote queue pair a request goes to, connecting on first use. Null with *status set.
 RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexcept
 {
 	if (qp.qp()->qp_type == IBV_QPT_RC) {
 		if (qp.remote == nullptr) {
+			if (in_tick) {
+				*status = Status::not_found;
+				return nullptr;
+			}
 			const auto fabric = device::rdma::fabric_name_of_gid(
 				std::to_array(qp.attr.ah_attr.grh.dgid.raw));
 			if (!fabric) {
@@ -402,6 +411,10 @@ RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexce
 	for (auto &peer : qp.ud_peers)
 		if (peer->qpn == slot.remote_qpn && peer->fabric == slot.ah->fabric && !peer->peer->gone())
 			return peer.get();
+	if (in_tick) {
+		*status = Status::not_found;
+		return nullptr;
+	}
 	std::unique_ptr<RemoteQp> fresh;
 	*status = connect_remote(qp, slot.ah->fabric, slot.remote_qpn, &fresh);
 	if (*status != Status::ok)
@@ -875,6 +888,10 @@ namespace {
 
 void tick(Context *context) noexcept
 {
+	in_tick = true;
+	struct Reset {
+		~Reset() { in_tick = false; }
+	} reset;
 	std::lock_guard lock(context->qps_mutex);
 	for (QueuePair *qp : context->qps) {
 		if (!qp->pending.load(std::memory_order_acquire))
@@ -1212,6 +1229,20 @@ int queue_send_locked(QueuePair &qp, const ibv_send_wr &wr) noexcept
 	return 0;
 }
 
+void connect_ahead_locked(QueuePair &qp, uint64_t first) noexcept
+{
+	if (qp.qp()->state != IBV_QPS_RTS && qp.qp()->state != IBV_QPS_SQD)
+		return;
+	Status status = Status::ok;
+	if (qp.qp()->qp_type == IBV_QPT_RC) {
+		if (qp.remote == nullptr && first != qp.sq_head)
+			(void)remote_for(qp, qp.sq[first % qp.sq.size()], &status);
+		return;
+	}
+	for (uint64_t at = first; at != qp.sq_head; ++at)
+		(void)remote_for(qp, qp.sq[at % qp.sq.size()], &status);
+}
+
 int post_send(ibv_qp *ibv, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 {
 	QueuePair &qp = *QueuePair::from(ibv);
@@ -1221,13 +1252,16 @@ int post_send(ibv_qp *ibv, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	const uint64_t first = qp.sq_head;
 	for (; wr != nullptr; wr = wr->next) {
 		const int error = queue_send_locked(qp, *wr);
 		if (error != 0) {
+			connect_ahead_locked(qp, first);
 			*bad_wr = wr;
 			return error;
 		}
 	}
+	connect_ahead_locked(qp, first);
 	if (qp.sq_head != qp.sq_done)
 		qp.pending.store(true, std::memory_order_release);
 	if (state == IBV_QPS_ERR)

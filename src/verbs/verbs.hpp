@@ -348,6 +348,9 @@ void progress_for(CompletionQueue &cq) noexcept;
 void progress_locked(QueuePair &qp) noexcept;
 // Checks one send request and queues it (qp.mutex held). errno value.
 int queue_send_locked(QueuePair &qp, const ibv_send_wr &wr) noexcept;
+// Connects, from the application's thread, to the peers of the requests queued from sq position
+// `first` on (qp.mutex held): the agent thread that runs them when nobody polls cannot connect.
+void connect_ahead_locked(QueuePair &qp, uint64_t first) noexcept;
 
 // qp_ex.cpp: the extended send API (ibv_qp_to_qp_ex, ibv_wr_*)
 void install_send_ops(QueuePair &qp) noexcept;
