@@ -34,6 +34,7 @@ namespace {
 constexpr uint32_t kUdGrhBytes = 40;
 constexpr uint32_t kUdMaxMessage = 4096; // the port's MTU
 constexpr uint64_t kNeverNs = ~0ull;
+constexpr uint64_t kPeerLostGraceNs = 1000000000ull; // longest wait before a lost peer fails an idle QP
 
 uint64_t now_ns() noexcept
 {
@@ -331,12 +332,8 @@ Status connect_remote(QueuePair &qp, const std::string &fabric, uint32_t qpn, st
 	transport::DisconnectCallback on_disconnect;
 	if (rc) {
 		on_disconnect = [self](uint32_t) {
-			if (!self->peer_lost.exchange(true)) {
-				const uint32_t state = self->rq.header->qp_state.load(std::memory_order_acquire);
-				if (state == IBV_QPS_RTR || state == IBV_QPS_RTS)
-					post_async(*self, IBV_EVENT_QP_FATAL);
+			if (!self->peer_lost.exchange(true))
 				self->pending.store(true, std::memory_order_release);
-			}
 		};
 	}
 	Status status = transport::Peer::connect(fabric, qpn, std::move(on_disconnect), &remote->peer);
@@ -831,8 +828,17 @@ void progress_locked(QueuePair &qp) noexcept
 	if (state != IBV_QPS_RTS)
 		return;
 	if (qp.peer_lost.load(std::memory_order_acquire) && qp.sq_done == qp.sq_head) {
-		// The connected process went away with nothing outstanding: the queue pair fails anyway
-		// (the next request would time out), as the async event said.
+		// The connected process went away with nothing outstanding. Hardware would notice at the
+		// next request; here the queue pair fails (IBV_EVENT_QP_FATAL, receives flushed) after
+		// the retry budget, at most kPeerLostGraceNs, so that no receiver waits forever, but not
+		// before the completions of an orderly end (a peer that exits after its last message,
+		// as ibv_rc_pingpong's client does) can be polled without flushed receives among them.
+		const uint64_t now = now_ns();
+		if (qp.lost_deadline_ns == 0)
+			qp.lost_deadline_ns = now + std::min(retry_budget_ns(qp.attr), kPeerLostGraceNs);
+		if (now < qp.lost_deadline_ns)
+			return; // still pending: the next poll or tick looks again
+		post_async(qp, IBV_EVENT_QP_FATAL);
 		enter_error_locked(qp);
 		return;
 	}
@@ -1013,12 +1019,8 @@ ibv_qp *create_qp(Context &context, ibv_qp_init_attr_ex &init) noexcept
 		// A process connected to this queue pair went away: for RC, that is the peer.
 		if (self->qp()->qp_type != IBV_QPT_RC || self->remote == nullptr)
 			return;
-		if (self->remote->peer->pid() == pid && !self->peer_lost.exchange(true)) {
-			const uint32_t state = self->rq.header->qp_state.load(std::memory_order_acquire);
-			if (state == IBV_QPS_RTR || state == IBV_QPS_RTS)
-				post_async(*self, IBV_EVENT_QP_FATAL);
+		if (self->remote->peer->pid() == pid && !self->peer_lost.exchange(true))
 			self->pending.store(true, std::memory_order_release);
-		}
 	};
 	const Status bound = transport::Binding::bind(context.info().fabric_name, std::span<const int>(fds, fd_count),
 						     std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(&info), sizeof(info)),
@@ -1091,6 +1093,7 @@ int modify_qp(ibv_qp *ibv, ibv_qp_attr *attr, int mask) noexcept
 		qp.remote.reset();
 		qp.ud_peers.clear();
 		qp.peer_lost.store(false);
+		qp.lost_deadline_ns = 0;
 		qp.sq_done = qp.sq_head = 0;
 		qp.pending.store(false);
 		if (ibv->srq == nullptr) {

@@ -266,6 +266,7 @@ public:
 	uint64_t sq_head = 0;           // next to post
 	uint64_t sq_done = 0;           // next to execute
 	uint64_t retry_deadline_ns = 0; // the head request waits (no receive posted, peer not ready)
+	uint64_t lost_deadline_ns = 0;  // the peer went away with nothing outstanding: error from then
 	ReceiveQueue rq; // unused (0 slots) with an SRQ
 	std::unique_ptr<device::rdma::transport::Binding> binding;
 	std::unique_ptr<RemoteQp> remote; // RC: the connected queue pair
