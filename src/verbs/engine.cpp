@@ -301,6 +301,34 @@ void flush_locked(QueuePair &qp) noexcept
 		wc.qp_num = qp.qp()->qp_num;
 		(void)complete(recv_cq(qp), wc, false);
 	}
+	if (qp.qp()->qp_type != IBV_QPT_RC || !qp.peer_lost.load(std::memory_order_acquire))
+		return;
+	// The lost peer's process died: receives it claimed and never completed (it died in between)
+	// come back flushed too, except those whose completion already waits in the CQ's ring.
+	CompletionQueue &cq = recv_cq(qp);
+	std::vector<uint64_t> orphans;
+	{
+		std::lock_guard lock(cq.mutex); // the poll side frees receive slots under it
+		for (const ReceiveQueue::Slot &slot : qp.rq.shadow) {
+			uint64_t wr_id = 0;
+			if (slot.busy && !cq.ring.published_ahead(qp.qp()->qp_num, static_cast<uint32_t>(slot.position)) &&
+			    qp.rq.complete(slot.position, &wr_id)) {
+				try {
+					orphans.push_back(wr_id);
+				} catch (const std::bad_alloc &) {
+					break;
+				}
+			}
+		}
+	}
+	for (uint64_t wr_id : orphans) {
+		ibv_wc wc{};
+		wc.wr_id = wr_id;
+		wc.status = IBV_WC_WR_FLUSH_ERR;
+		wc.opcode = IBV_WC_RECV;
+		wc.qp_num = qp.qp()->qp_num;
+		(void)complete(cq, wc, false);
+	}
 }
 
 void set_state_locked(QueuePair &qp, ibv_qp_state state) noexcept
