@@ -40,5 +40,9 @@ void add_devices_command(CLI::App &app);
 void add_topology_command(CLI::App &app);
 void add_memif_command(CLI::App &app);
 void add_apsh_command(CLI::App &app);
+void add_run_command(CLI::App &app);
+// "softdpu run [OPTIONS] [--] PROGRAM [ARGS...]": sets the program's words apart, so that CLI11
+// never parses them; returns the argc CLI11 is to parse (argc unchanged for other commands).
+int split_run_command(int argc, char **argv);
 
 } // namespace softdpu::cli

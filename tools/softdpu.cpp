@@ -109,6 +109,7 @@ static int run(int argc, char **argv)
 	softdpu::cli::add_devices_command(app);
 	softdpu::cli::add_topology_command(app);
 	softdpu::cli::add_memif_command(app);
+	softdpu::cli::add_run_command(app);
 #ifdef SOFTDPU_HAVE_APSH
 	softdpu::cli::add_apsh_command(app);
 #endif
@@ -116,6 +117,7 @@ static int run(int argc, char **argv)
 	char help_flag[] = "--help";
 	if (argc == 2 && std::string_view(argv[1]) == "help")
 		argv[1] = help_flag;
+	argc = softdpu::cli::split_run_command(argc, argv);
 	// An unknown command is named as such (CLI11 would only say a subcommand is required).
 	if (argc > 1 && argv[1][0] != '-' && find_subcommand(app, argv[1]) == nullptr)
 		return softdpu::cli::usage_failure("softdpu", "unknown command \"" + std::string(argv[1]) + "\"");

@@ -36,6 +36,7 @@ namespace {
 constexpr uint32_t kUdGrhBytes = 40;
 constexpr uint32_t kUdMaxMessage = 4096; // the port's MTU
 constexpr uint64_t kNeverNs = ~0ull;
+constexpr uint64_t kPeerLostGraceNs = 1000000000ull; // longest wait before a lost peer fails an idle QP
 
 uint64_t now_ns() noexcept
 {
@@ -286,6 +287,34 @@ void flush_locked(QueuePair &qp) noexcept
 		wc.qp_num = qp.qp()->qp_num;
 		(void)complete(recv_cq(qp), wc, false);
 	}
+	if (qp.qp()->qp_type != IBV_QPT_RC || !qp.peer_lost.load(std::memory_order_acquire))
+		return;
+	// The lost peer's process died: receives it claimed and never completed (it died in between)
+	// come back flushed too, except those whose completion already waits in the CQ's ring.
+	CompletionQueue &cq = recv_cq(qp);
+	std::vector<uint64_t> orphans;
+	{
+		std::lock_guard lock(cq.mutex); // the poll side frees receive slots under it
+		for (const ReceiveQueue::Slot &slot : qp.rq.shadow) {
+			uint64_t wr_id = 0;
+			if (slot.busy && !cq.ring.published_ahead(qp.qp()->qp_num, static_cast<uint32_t>(slot.position)) &&
+			    qp.rq.complete(slot.position, &wr_id)) {
+				try {
+					orphans.push_back(wr_id);
+				} catch (const std::bad_alloc &) {
+					break;
+				}
+			}
+		}
+	}
+	for (uint64_t wr_id : orphans) {
+		ibv_wc wc{};
+		wc.wr_id = wr_id;
+		wc.status = IBV_WC_WR_FLUSH_ERR;
+		wc.opcode = IBV_WC_RECV;
+		wc.qp_num = qp.qp()->qp_num;
+		(void)complete(cq, wc, false);
+	}
 }
 
 void set_state_locked(QueuePair &qp, ibv_qp_state state) noexcept
@@ -317,12 +346,8 @@ Status connect_remote(QueuePair &qp, const std::string &fabric, uint32_t qpn, st
 	transport::DisconnectCallback on_disconnect;
 	if (rc) {
 		on_disconnect = [self](uint32_t) {
-			if (!self->peer_lost.exchange(true)) {
-				const uint32_t state = self->rq.header->qp_state.load(std::memory_order_acquire);
-				if (state == IBV_QPS_RTR || state == IBV_QPS_RTS)
-					post_async(*self, IBV_EVENT_QP_FATAL);
+			if (!self->peer_lost.exchange(true))
 				self->pending.store(true, std::memory_order_release);
-			}
 		};
 	}
 	Status status = transport::Peer::connect(fabric, qpn, std::move(on_disconnect), &remote->peer);
@@ -367,25 +392,24 @@ Status connect_remote(QueuePair &qp, const std::string &fabric, uint32_t qpn, st
 	return Status::ok;
 }
 
-// True on the transport's agent thread while it runs the background tick: that thread must not
-// connect (it is the one that answers connections, this process's own queue pairs' included), so
-// a request that needs a new connection waits for the application's thread (post, poll).
-thread_local bool t_on_agent = false;
+// Set while the agent thread runs the 1 ms tick: the transport's agent answers connections and
+// cannot make one, so a request whose peer is not connected yet waits there for an application
+// thread (connect_ahead_locked, a poll) to connect.
+thread_local bool in_tick = false;
 
-// The remote queue pair a request goes to, connecting on first use. Null with *status set; null
-// with Status::ok when the connection is left to the application's thread (t_on_agent).
+// The remote queue pair a request goes to, connecting on first use. Null with *status set.
 RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexcept
 {
 	if (qp.qp()->qp_type == IBV_QPT_RC) {
 		if (qp.remote == nullptr) {
-			const auto fabric =
-			    device::rdma::fabric_name_of_gid(std::to_array(qp.attr.ah_attr.grh.dgid.raw));
-			if (!fabric) {
+			if (in_tick) {
 				*status = Status::not_found;
 				return nullptr;
 			}
-			if (t_on_agent) {
-				*status = Status::ok;
+			const auto fabric = device::rdma::fabric_name_of_gid(
+				std::to_array(qp.attr.ah_attr.grh.dgid.raw));
+			if (!fabric) {
+				*status = Status::not_found;
 				return nullptr;
 			}
 			*status = connect_remote(qp, *fabric, qp.attr.dest_qp_num, &qp.remote);
@@ -401,8 +425,8 @@ RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexce
 	for (auto &peer : qp.ud_peers)
 		if (peer->qpn == slot.remote_qpn && peer->fabric == slot.ah->fabric && !peer->peer->gone())
 			return peer.get();
-	if (t_on_agent) {
-		*status = Status::ok;
+	if (in_tick) {
+		*status = Status::not_found;
 		return nullptr;
 	}
 	std::unique_ptr<RemoteQp> fresh;
@@ -647,10 +671,6 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 	}
 	Status status = Status::ok;
 	RemoteQp *remote = remote_for(qp, slot, &status);
-	if (remote == nullptr && status == Status::ok) {
-		outcome.retry = true; // the application's thread connects (t_on_agent)
-		return outcome;
-	}
 	if (remote == nullptr) {
 		if (qp.qp()->qp_type == IBV_QPT_UD) {
 			outcome.byte_len = static_cast<uint32_t>(total); // unreliable: lost on the way
@@ -837,8 +857,17 @@ void progress_locked(QueuePair &qp) noexcept
 	if (state != IBV_QPS_RTS)
 		return;
 	if (qp.peer_lost.load(std::memory_order_acquire) && qp.sq_done == qp.sq_head) {
-		// The connected process went away with nothing outstanding: the queue pair fails anyway
-		// (the next request would time out), as the async event said.
+		// The connected process went away with nothing outstanding. Hardware would notice at the
+		// next request; here the queue pair fails (IBV_EVENT_QP_FATAL, receives flushed) after
+		// the retry budget, at most kPeerLostGraceNs, so that no receiver waits forever, but not
+		// before the completions of an orderly end (a peer that exits after its last message,
+		// as ibv_rc_pingpong's client does) can be polled without flushed receives among them.
+		const uint64_t now = now_ns();
+		if (qp.lost_deadline_ns == 0)
+			qp.lost_deadline_ns = now + std::min(retry_budget_ns(qp.attr), kPeerLostGraceNs);
+		if (now < qp.lost_deadline_ns)
+			return; // still pending: the next poll or tick looks again
+		post_async(qp, IBV_EVENT_QP_FATAL);
 		enter_error_locked(qp);
 		return;
 	}
@@ -878,13 +907,6 @@ void progress_locked(QueuePair &qp) noexcept
 	qp.pending.store(qp.sq_done != qp.sq_head, std::memory_order_release);
 }
 
-void progress_unconnected_locked(QueuePair &qp) noexcept
-{
-	if (qp.qp()->state == IBV_QPS_RTS && qp.sq_done != qp.sq_head &&
-	    (qp.qp()->qp_type == IBV_QPT_UD || qp.remote == nullptr))
-		progress_locked(qp);
-}
-
 void progress_for(CompletionQueue &cq) noexcept
 {
 	std::lock_guard lock(cq.qps_mutex);
@@ -901,7 +923,10 @@ namespace {
 
 void tick(Context *context) noexcept
 {
-	t_on_agent = true;
+	in_tick = true;
+	struct Reset {
+		~Reset() { in_tick = false; }
+	} reset;
 	std::lock_guard lock(context->qps_mutex);
 	for (QueuePair *qp : context->qps) {
 		if (!qp->pending.load(std::memory_order_acquire))
@@ -910,7 +935,6 @@ void tick(Context *context) noexcept
 		if (qp_lock.owns_lock())
 			progress_locked(*qp);
 	}
-	t_on_agent = false;
 }
 
 void attach(CompletionQueue &cq, QueuePair *qp)
@@ -1028,12 +1052,8 @@ ibv_qp *create_qp(Context &context, ibv_qp_init_attr_ex &init) noexcept
 		const uint32_t peer = self->remote_pid.load(std::memory_order_acquire);
 		if (peer == 0 || peer != pid)
 			return;
-		if (!self->peer_lost.exchange(true)) {
-			const uint32_t state = self->rq.header->qp_state.load(std::memory_order_acquire);
-			if (state == IBV_QPS_RTR || state == IBV_QPS_RTS)
-				post_async(*self, IBV_EVENT_QP_FATAL);
+		if (!self->peer_lost.exchange(true))
 			self->pending.store(true, std::memory_order_release);
-		}
 	};
 	const Status bound =
 	    transport::Binding::bind(context.info().fabric_name, std::span<const int>(fds, fd_count),
@@ -1110,6 +1130,7 @@ int modify_qp(ibv_qp *ibv, ibv_qp_attr *attr, int mask) noexcept
 		qp.remote_pid.store(0);
 		qp.ud_peers.clear();
 		qp.peer_lost.store(false);
+		qp.lost_deadline_ns = 0;
 		qp.sq_done = qp.sq_head = 0;
 		qp.pending.store(false);
 		if (ibv->srq == nullptr) {
@@ -1249,6 +1270,20 @@ int queue_send_locked(QueuePair &qp, const ibv_send_wr &wr) noexcept
 	return 0;
 }
 
+void connect_ahead_locked(QueuePair &qp, uint64_t first) noexcept
+{
+	if (qp.qp()->state != IBV_QPS_RTS && qp.qp()->state != IBV_QPS_SQD)
+		return;
+	Status status = Status::ok;
+	if (qp.qp()->qp_type == IBV_QPT_RC) {
+		if (qp.remote == nullptr && first != qp.sq_head)
+			(void)remote_for(qp, qp.sq[first % qp.sq.size()], &status);
+		return;
+	}
+	for (uint64_t at = first; at != qp.sq_head; ++at)
+		(void)remote_for(qp, qp.sq[at % qp.sq.size()], &status);
+}
+
 int post_send(ibv_qp *ibv, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 {
 	QueuePair &qp = *QueuePair::from(ibv);
@@ -1259,19 +1294,21 @@ int post_send(ibv_qp *ibv, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 		return EINVAL;
 	}
 	int error = 0;
+	const uint64_t first = qp.sq_head;
 	for (; wr != nullptr; wr = wr->next) {
 		error = queue_send_locked(qp, *wr);
 		if (error != 0) {
+			connect_ahead_locked(qp, first);
 			*bad_wr = wr;
 			break;
 		}
 	}
 	// The requests before a refused one are posted (verbs semantics): they run as well.
+	connect_ahead_locked(qp, first);
 	if (qp.sq_head != qp.sq_done)
 		qp.pending.store(true, std::memory_order_release);
 	if (state == IBV_QPS_ERR)
 		flush_locked(qp);
-	progress_unconnected_locked(qp);
 	return error;
 }
 

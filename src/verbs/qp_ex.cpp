@@ -57,9 +57,10 @@ int wr_complete(ibv_qp_ex *ibv)
 	const int error = qp.batch_error;
 	if (error != 0)
 		qp.sq_head = qp.batch_start; // nothing of the batch is queued
-	else if (qp.sq_head != qp.sq_done)
+	else
+		connect_ahead_locked(qp, qp.batch_start);
+	if (error == 0 && qp.sq_head != qp.sq_done)
 		qp.pending.store(true, std::memory_order_release);
-	progress_unconnected_locked(qp);
 	qp.mutex.unlock();
 	return error;
 }

@@ -287,7 +287,8 @@ public:
 	uint64_t sq_head = 0;           // next to post
 	uint64_t sq_done = 0;           // next to execute
 	uint64_t retry_deadline_ns = 0; // the head request waits (no receive posted, peer not ready)
-	ReceiveQueue rq;                // unused (0 slots) with an SRQ
+	uint64_t lost_deadline_ns = 0;  // the peer went away with nothing outstanding: error from then
+	ReceiveQueue rq; // unused (0 slots) with an SRQ
 	std::unique_ptr<device::rdma::transport::Binding> binding;
 	std::unique_ptr<RemoteQp> remote; // RC: the connected queue pair
 	std::vector<std::unique_ptr<RemoteQp>> ud_peers;
@@ -369,11 +370,11 @@ int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept;
 void progress_for(CompletionQueue &cq) noexcept;
 // Runs the queued requests of one queue pair (qp.mutex held).
 void progress_locked(QueuePair &qp) noexcept;
-// After posting (qp.mutex held): runs the queue now when a request may need a new connection (UD,
-// or RC not connected yet), which the background tick cannot make.
-void progress_unconnected_locked(QueuePair &qp) noexcept;
 // Checks one send request and queues it (qp.mutex held). errno value.
 int queue_send_locked(QueuePair &qp, const ibv_send_wr &wr) noexcept;
+// Connects, from the application's thread, to the peers of the requests queued from sq position
+// `first` on (qp.mutex held): the agent thread that runs them when nobody polls cannot connect.
+void connect_ahead_locked(QueuePair &qp, uint64_t first) noexcept;
 
 // qp_ex.cpp: the extended send API (ibv_qp_to_qp_ex, ibv_wr_*)
 void install_send_ops(QueuePair &qp) noexcept;

@@ -78,6 +78,18 @@ const CompletionRecord *CompletionRing::peek() const noexcept
 	return &slot;
 }
 
+bool CompletionRing::published_ahead(uint32_t qp_num, uint32_t recv_index) const noexcept
+{
+	for (uint64_t position = head_; position - head_ < slots_; ++position) {
+		const CompletionRecord &slot = records_[position & (slots_ - 1)];
+		if (slot.sequence.load(std::memory_order_acquire) != position + 1)
+			return false;
+		if (slot.qp_num == qp_num && slot.recv_index == recv_index)
+			return true;
+	}
+	return false;
+}
+
 void CompletionRing::pop() noexcept
 {
 	++head_;

@@ -37,6 +37,9 @@ public:
 	const CompletionRecord *peek() const noexcept;
 	// Owner: releases the record peek() returned.
 	void pop() noexcept;
+	// Owner: whether a published record not yet consumed (before the first unpublished slot)
+	// names receive position `recv_index` of queue pair `qp_num`.
+	bool published_ahead(uint32_t qp_num, uint32_t recv_index) const noexcept;
 
 private:
 	CompletionRingHeader *header_ = nullptr;

@@ -1,5 +1,7 @@
 #include "device/rdma/device_info.hpp"
 
+#include <string>
+
 namespace softdpu::device::rdma {
 
 namespace {
@@ -8,6 +10,26 @@ namespace {
 std::array<uint8_t, 8> eui64(const std::array<uint8_t, 6> &mac)
 {
 	return {static_cast<uint8_t>(mac[0] ^ 0x02), mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5]};
+}
+
+// The EUI-64 a function's node GUID and link-local GID come from: its MAC's, or for a function
+// without one (InfiniBand, or none given) that of a locally administered address 0e:xx:xx:xx:xx:xx
+// hashed from its fabric name (FNV-1a), so that no two devices of the machine share a GUID or a
+// GID (names are unique in a topology).
+std::array<uint8_t, 8> identity_eui(const Function &function)
+{
+	if (function.mac)
+		return eui64(*function.mac);
+	uint64_t hash = 0xcbf29ce484222325ull;
+	const std::string fabric = std::string(to_string(function.side)) + "/" + function.name;
+	for (const char c : fabric) {
+		hash ^= static_cast<uint8_t>(c);
+		hash *= 0x100000001b3ull;
+	}
+	std::array<uint8_t, 6> mac{0x0e};
+	for (size_t i = 1; i < mac.size(); ++i)
+		mac[i] = static_cast<uint8_t>(hash >> (8 * (i - 1)));
+	return eui64(mac);
 }
 
 void add_both_versions(std::vector<GidEntry> &table, const GidBytes &gid)
@@ -26,19 +48,13 @@ DeviceInfo describe(const Function &function)
 	info.fabric_name = std::string(to_string(function.side)) + "/" + function.name;
 	if (function.mac)
 		info.mac = *function.mac;
-	const auto eui = eui64(info.mac);
+	const auto eui = identity_eui(function);
 	for (uint8_t byte : eui)
 		info.node_guid = (info.node_guid << 8) | byte;
 	// The system image GUID is the PF's (every function of one card shares it).
 	const Function *pf = function.parent ? function.parent : &function;
-	if (pf->mac) {
-		uint64_t guid = 0;
-		for (uint8_t byte : eui64(*pf->mac))
-			guid = (guid << 8) | byte;
-		info.sys_image_guid = guid;
-	} else {
-		info.sys_image_guid = info.node_guid;
-	}
+	for (uint8_t byte : identity_eui(*pf))
+		info.sys_image_guid = (info.sys_image_guid << 8) | byte;
 	if (function.type == FuncType::vf)
 		info.vendor_part_id = 0x101e; // ConnectX Family mlx5Gen Virtual Function (4126)
 

@@ -2,7 +2,9 @@
 // ibdev name (every PF, VF and SF of the topology). What verbs (libibverbs) and, later, DevX report
 // about a device is derived here, once: the node GUID from the function's MAC (EUI-64, as mlx5
 // firmware does), and a RoCE GID table from its MAC, IPv4 and IPv6 addresses, each address once
-// as RoCE v1 and once as RoCE v2 (the order mlx5 devices show):
+// as RoCE v1 and once as RoCE v2 (the order mlx5 devices show). A function without a MAC gets
+// the EUI-64 of a locally administered address 0e:xx:xx:xx:xx:xx hashed from its fabric name, so
+// GUIDs and GIDs stay distinct across the machine:
 //
 //   index 0/1  fe80::<EUI-64 of the MAC>   (link-local; v1, v2)
 //   index 2/3  ::ffff:<IPv4>                (when the function has an IPv4 address; v1, v2)
