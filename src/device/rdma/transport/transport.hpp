@@ -62,10 +62,10 @@
 // invalid (seq_cst), then waits until no live accessor is inside an access (bounded; an accessor
 // that died is skipped; on timeout the entry is retired for good). Atomics take the stripe lock of
 // the target address (a word holding the holder's pid; a holder that exited is broken by the next
-// taker), read 8 bytes, write the result, unlock: atomic against every other softdpu atomic on that
-// memory, not against the target's own CPU stores (as on hardware, where CPU and NIC atomics do not
-// mix). Peer gone: ESRCH from the copy, or the agent having seen the hang-up (the socket closes
-// when the peer exits, long before its pid could be reused).
+// taker, a live one holding it past kLockWait fails the atomic), read 8 bytes, write the result, unlock: atomic against
+// every other softdpu atomic on that memory, not against the target's own CPU stores (as on hardware, where CPU and NIC
+// atomics do not mix). Peer gone: ESRCH from the copy, or the agent having seen the hang-up (the socket closes when the
+// peer exits, long before its pid could be reused).
 //
 // Not usable in a forked child: Bindings, Peers and Tickers of the parent (the child gets its own
 // MemoryTable and agent when it makes new ones).
