@@ -141,30 +141,46 @@ int destroy_cq(ibv_cq *ibv) noexcept
 	return 0;
 }
 
+// Moves the records peers published into the private ring, in the order they were published, as
+// far as it has room (cq.mutex held). What a peer's record says is checked on the way: a record
+// naming no receive posted here is dropped (logged).
+static void drain_peer_records_locked(CompletionQueue &cq) noexcept
+{
+	while (cq.local_count < cq.local.size() - 1) {
+		const device::rdma::CompletionRecord *record = cq.ring.peek();
+		if (record == nullptr)
+			break;
+		ibv_wc wc{};
+		if (resolve_peer_record(cq, *record, &wc)) {
+			cq.local[(cq.local_head + cq.local_count) % cq.local.size()] = wc;
+			++cq.local_count;
+		} else {
+			SDK_LOG_ERR("verbs: CQ %u: dropped a completion from a peer that names no receive posted here "
+				    "(qp %u, position %u)",
+				    cq.cq()->handle, record->qp_num, record->recv_index);
+		}
+		cq.ring.pop();
+	}
+}
+
 int poll_cq(ibv_cq *ibv, int num_entries, ibv_wc *wc) noexcept
 {
 	CompletionQueue *cq = CompletionQueue::from(ibv);
+	// What peers delivered comes first: the device's own work below (a flush, say) happened after.
+	{
+		std::lock_guard lock(cq->mutex);
+		drain_peer_records_locked(*cq);
+	}
 	progress_for(*cq);
 	if (num_entries <= 0)
 		return 0;
 	std::lock_guard lock(cq->mutex);
+	drain_peer_records_locked(*cq);
 	int taken = 0;
 	while (taken < num_entries && cq->local_count > 0) {
 		wc[taken++] = cq->local[cq->local_head];
 		cq->local_head = (cq->local_head + 1) % cq->local.size();
 		--cq->local_count;
-	}
-	while (taken < num_entries) {
-		const device::rdma::CompletionRecord *record = cq->ring.peek();
-		if (record == nullptr)
-			break;
-		if (resolve_peer_record(*cq, *record, &wc[taken]))
-			++taken;
-		else
-			SDK_LOG_ERR("verbs: CQ %u: dropped a completion from a peer that names no receive posted here "
-				    "(qp %u, position %u)",
-				    ibv->handle, record->qp_num, record->recv_index);
-		cq->ring.pop();
 	}
 	if (cq->ring.header().overrun.load(std::memory_order_acquire) != 0)
 		report_overrun(*cq);
@@ -176,6 +192,7 @@ int req_notify_cq(ibv_cq *ibv, int solicited_only) noexcept
 	CompletionQueue *cq = CompletionQueue::from(ibv);
 	if (ibv->channel == nullptr)
 		return EINVAL;
+	progress_for(*cq); // the application is likely to sleep next: run what it posted
 	cq->ring.header().armed.store(solicited_only != 0 ? 2 : 1, std::memory_order_seq_cst);
 	// Completions that arrived before arming do not fire the event (verbs semantics): the
 	// application polls after arming to catch them.
@@ -201,6 +218,8 @@ bool complete(CompletionQueue &cq, const ibv_wc &wc, bool solicited) noexcept
 int get_cq_event(ibv_comp_channel *ibv, ibv_cq **cq_out, void **cq_context) noexcept
 {
 	CompletionChannel *channel = CompletionChannel::from(ibv);
+	// The application may sleep here: what it posted runs first, as a device runs it meanwhile.
+	progress_context(*Context::from(ibv->context));
 	for (;;) {
 		uint64_t count = 0;
 		// Blocks unless the application made the fd non-blocking (then -1, EAGAIN).

@@ -297,7 +297,8 @@ void flush_locked(QueuePair &qp) noexcept
 		std::lock_guard lock(cq.mutex); // the poll side frees receive slots under it
 		for (const ReceiveQueue::Slot &slot : qp.rq.shadow) {
 			uint64_t wr_id = 0;
-			if (slot.busy && !cq.ring.published_ahead(qp.qp()->qp_num, static_cast<uint32_t>(slot.position)) &&
+			if (slot.busy &&
+			    !cq.ring.published_ahead(qp.qp()->qp_num, static_cast<uint32_t>(slot.position)) &&
 			    qp.rq.complete(slot.position, &wr_id)) {
 				try {
 					orphans.push_back(wr_id);
@@ -406,8 +407,8 @@ RemoteQp *remote_for(QueuePair &qp, const SendSlot &slot, Status *status) noexce
 				*status = Status::not_found;
 				return nullptr;
 			}
-			const auto fabric = device::rdma::fabric_name_of_gid(
-				std::to_array(qp.attr.ah_attr.grh.dgid.raw));
+			const auto fabric =
+			    device::rdma::fabric_name_of_gid(std::to_array(qp.attr.ah_attr.grh.dgid.raw));
 			if (!fabric) {
 				*status = Status::not_found;
 				return nullptr;
@@ -498,6 +499,43 @@ ibv_wc_status status_of(Status status) noexcept
 	default:
 		return IBV_WC_GENERAL_ERR;
 	}
+}
+
+// Tells the peer's queue pair that it failed as responder to a request of ours (it goes to the
+// error state at its next poll or tick, reporting `event` when given).
+void fail_responder(RemoteQp &remote, uint32_t value) noexcept
+{
+	if (remote.rq == nullptr)
+		return;
+	uint32_t none = 0;
+	(void)remote.rq->responder_error.compare_exchange_strong(none, value, std::memory_order_acq_rel);
+}
+
+uint32_t responder_event(ibv_event_type event) noexcept
+{
+	return device::rdma::kResponderEvent | static_cast<uint32_t>(event);
+}
+
+// The completion status of a one-sided request the transport ended with `status`; a request the
+// target's rules refused fails the target's queue pair too (an access error, or an invalid request
+// such as a misaligned atomic).
+ibv_wc_status one_sided_status(RemoteQp &remote, Status status) noexcept
+{
+	if (status == Status::remote_access_error)
+		fail_responder(remote, responder_event(IBV_EVENT_QP_ACCESS_ERR));
+	else if (status == Status::remote_invalid_request)
+		fail_responder(remote, responder_event(IBV_EVENT_QP_REQ_ERR));
+	return status_of(status);
+}
+
+// Whether the peer's queue pair still takes requests: its process is there and the queue pair is
+// in RTR, RTS or SQD (a queue pair being destroyed says RESET first, before its memory goes).
+bool target_ready(RemoteQp &remote) noexcept
+{
+	if (remote.peer->gone())
+		return false;
+	const uint32_t state = remote.rq->qp_state.load(std::memory_order_acquire);
+	return state == IBV_QPS_RTR || state == IBV_QPS_RTS || state == IBV_QPS_SQD;
 }
 
 // The result of executing one request.
@@ -627,9 +665,11 @@ Outcome deliver(QueuePair &qp, RemoteQp &remote, const SendSlot &slot, size_t co
 						failure = qp.ops[i].status;
 						break;
 					}
-				if (failure == Status::peer_gone) {
-					outcome.status = IBV_WC_RETRY_EXC_ERR;
-					return outcome; // nobody will read the completion
+				if (failure == Status::peer_gone || !target_ready(remote)) {
+					// Nobody will read the completion (the process or its queue pair went away
+					// meanwhile): retried until the budget ends.
+					outcome.retry = true;
+					return outcome;
 				}
 				if (failure == Status::local_fault) {
 					outcome.status = IBV_WC_LOC_PROT_ERR;
@@ -641,6 +681,8 @@ Outcome deliver(QueuePair &qp, RemoteQp &remote, const SendSlot &slot, size_t co
 			}
 		}
 	}
+	if (record.status != IBV_WC_SUCCESS && !ud)
+		fail_responder(remote, device::rdma::kResponderFailed);
 	if (remote.cq.produce(record) == device::rdma::CompletionRing::Produced::full)
 		SDK_LOG_ERR("verbs: the receive CQ of queue pair %u of %s overran", remote.qpn, remote.fabric.c_str());
 	else if (remote.has_channel &&
@@ -665,8 +707,11 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 		outcome.status = IBV_WC_LOC_LEN_ERR;
 		return outcome;
 	}
+	// A peer that went away answers nothing: the requester retries until its retry budget runs out
+	// (IBV_WC_RETRY_EXC_ERR then), as against a peer that stopped answering on a fabric. Whatever
+	// was on its way completes meanwhile, as it would with a device that acknowledged it.
 	if (qp.peer_lost.load(std::memory_order_acquire)) {
-		outcome.status = IBV_WC_RETRY_EXC_ERR;
+		outcome.retry = true;
 		return outcome;
 	}
 	Status status = Status::ok;
@@ -682,7 +727,7 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 		return outcome;
 	}
 	if (remote->peer->gone()) {
-		outcome.status = IBV_WC_RETRY_EXC_ERR;
+		outcome.retry = true;
 		return outcome;
 	}
 	const uint32_t target_state = remote->rq->qp_state.load(std::memory_order_acquire);
@@ -725,8 +770,12 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 			}
 		}
 		status = remote->peer->write(qp.iov.data(), count, slot.rkey, slot.remote_addr, target_pd);
+		if (status == Status::peer_gone || (status != Status::ok && !target_ready(*remote))) {
+			outcome.retry = true;
+			return outcome;
+		}
 		if (status != Status::ok) {
-			outcome.status = status_of(status);
+			outcome.status = one_sided_status(*remote, status);
 			return outcome;
 		}
 		outcome.byte_len = static_cast<uint32_t>(total);
@@ -741,7 +790,11 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 	}
 	case IBV_WR_RDMA_READ:
 		status = remote->peer->read(qp.iov.data(), count, slot.rkey, slot.remote_addr, target_pd);
-		outcome.status = status_of(status);
+		if (status == Status::peer_gone || (status != Status::ok && !target_ready(*remote))) {
+			outcome.retry = true;
+			return outcome;
+		}
+		outcome.status = one_sided_status(*remote, status);
 		outcome.byte_len = static_cast<uint32_t>(total);
 		return outcome;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
@@ -756,9 +809,13 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 			? remote->peer->compare_swap(slot.rkey, slot.remote_addr, slot.compare_add, slot.swap,
 						     target_pd, &original)
 			: remote->peer->fetch_add(slot.rkey, slot.remote_addr, slot.compare_add, target_pd, &original);
+		if (status == Status::peer_gone || (status != Status::ok && !target_ready(*remote))) {
+			outcome.retry = true;
+			return outcome;
+		}
 		if (status == Status::ok)
 			std::memcpy(qp.iov[0].iov_base, &original, sizeof(original));
-		outcome.status = status_of(status);
+		outcome.status = one_sided_status(*remote, status);
 		outcome.byte_len = 8;
 		return outcome;
 	}
@@ -850,6 +907,14 @@ size_t write_run(QueuePair &qp) noexcept
 void progress_locked(QueuePair &qp) noexcept
 {
 	const ibv_qp_state state = qp.qp()->state;
+	// A sender reported that this queue pair failed as responder: it goes to the error state.
+	if (const uint32_t failure = qp.rq.header->responder_error.exchange(0, std::memory_order_acq_rel);
+	    failure != 0 && (state == IBV_QPS_RTR || state == IBV_QPS_RTS || state == IBV_QPS_SQD)) {
+		enter_error_locked(qp); // before the event: whoever reads it finds the queue pair in ERR
+		if ((failure & device::rdma::kResponderEvent) != 0)
+			post_async(qp, static_cast<ibv_event_type>(failure & 0xff));
+		return;
+	}
 	if (state == IBV_QPS_ERR) {
 		flush_locked(qp);
 		return;
@@ -867,8 +932,8 @@ void progress_locked(QueuePair &qp) noexcept
 			qp.lost_deadline_ns = now + std::min(retry_budget_ns(qp.attr), kPeerLostGraceNs);
 		if (now < qp.lost_deadline_ns)
 			return; // still pending: the next poll or tick looks again
-		post_async(qp, IBV_EVENT_QP_FATAL);
 		enter_error_locked(qp);
+		post_async(qp, IBV_EVENT_QP_FATAL);
 		return;
 	}
 	const size_t depth = qp.sq.size();
@@ -907,11 +972,30 @@ void progress_locked(QueuePair &qp) noexcept
 	qp.pending.store(qp.sq_done != qp.sq_head, std::memory_order_release);
 }
 
+// Work waits in the send queue, or a sender reported this queue pair failed as responder.
+static bool needs_progress(QueuePair &qp) noexcept
+{
+	return qp.pending.load(std::memory_order_acquire) ||
+	       qp.rq.header->responder_error.load(std::memory_order_relaxed) != 0;
+}
+
+void progress_context(Context &context) noexcept
+{
+	std::lock_guard lock(context.qps_mutex);
+	for (QueuePair *qp : context.qps) {
+		if (!needs_progress(*qp))
+			continue;
+		std::unique_lock qp_lock(qp->mutex, std::try_to_lock);
+		if (qp_lock.owns_lock()) // another thread is posting or progressing it
+			progress_locked(*qp);
+	}
+}
+
 void progress_for(CompletionQueue &cq) noexcept
 {
 	std::lock_guard lock(cq.qps_mutex);
 	for (QueuePair *qp : cq.qps) {
-		if (!qp->pending.load(std::memory_order_acquire))
+		if (!needs_progress(*qp))
 			continue;
 		std::unique_lock qp_lock(qp->mutex, std::try_to_lock);
 		if (qp_lock.owns_lock()) // another thread is posting or progressing it
@@ -927,14 +1011,7 @@ void tick(Context *context) noexcept
 	struct Reset {
 		~Reset() { in_tick = false; }
 	} reset;
-	std::lock_guard lock(context->qps_mutex);
-	for (QueuePair *qp : context->qps) {
-		if (!qp->pending.load(std::memory_order_acquire))
-			continue;
-		std::unique_lock qp_lock(qp->mutex, std::try_to_lock);
-		if (qp_lock.owns_lock())
-			progress_locked(*qp);
-	}
+	progress_context(*context);
 }
 
 void attach(CompletionQueue &cq, QueuePair *qp)
@@ -1173,7 +1250,9 @@ int destroy_qp(ibv_qp *ibv) noexcept
 	detach(*CompletionQueue::from(ibv->recv_cq), qp);
 	{
 		std::lock_guard lock(qp->mutex);
-		// Peers see the connection end first (their QPs go to error), then the rings go.
+		// Senders see the queue pair leave first (they stop delivering and retry), then the
+		// connections end (their QPs go to error), then the rings go.
+		set_state_locked(*qp, IBV_QPS_RESET);
 		qp->remote.reset();
 		qp->ud_peers.clear();
 		qp->binding.reset();
@@ -1284,6 +1363,31 @@ void connect_ahead_locked(QueuePair &qp, uint64_t first) noexcept
 		(void)remote_for(qp, qp.sq[at % qp.sq.size()], &status);
 }
 
+void after_post_locked(QueuePair &qp, uint64_t first) noexcept
+{
+	connect_ahead_locked(qp, first);
+	if (qp.sq_head == qp.sq_done)
+		return;
+	qp.pending.store(true, std::memory_order_release);
+	const ibv_qp_state state = qp.qp()->state;
+	if (state == IBV_QPS_ERR) {
+		flush_locked(qp);
+		return;
+	}
+	// A message (SEND, or RDMA WRITE with immediate) runs now: its receiver may be waiting for it
+	// and nothing else of this process may run the queue soon (a program that posts and then
+	// sleeps in ibv_get_cq_event, or exits once its own part is done). One-sided requests wait
+	// for the next poll, where they go out in batches.
+	for (uint64_t at = first; at != qp.sq_head; ++at) {
+		const ibv_wr_opcode opcode = qp.sq[at % qp.sq.size()].opcode;
+		if (opcode == IBV_WR_SEND || opcode == IBV_WR_SEND_WITH_IMM || opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
+			if (state == IBV_QPS_RTS)
+				progress_locked(qp);
+			return;
+		}
+	}
+}
+
 int post_send(ibv_qp *ibv, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 {
 	QueuePair &qp = *QueuePair::from(ibv);
@@ -1298,17 +1402,12 @@ int post_send(ibv_qp *ibv, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 	for (; wr != nullptr; wr = wr->next) {
 		error = queue_send_locked(qp, *wr);
 		if (error != 0) {
-			connect_ahead_locked(qp, first);
 			*bad_wr = wr;
 			break;
 		}
 	}
 	// The requests before a refused one are posted (verbs semantics): they run as well.
-	connect_ahead_locked(qp, first);
-	if (qp.sq_head != qp.sq_done)
-		qp.pending.store(true, std::memory_order_release);
-	if (state == IBV_QPS_ERR)
-		flush_locked(qp);
+	after_post_locked(qp, first);
 	return error;
 }
 

@@ -58,9 +58,7 @@ int wr_complete(ibv_qp_ex *ibv)
 	if (error != 0)
 		qp.sq_head = qp.batch_start; // nothing of the batch is queued
 	else
-		connect_ahead_locked(qp, qp.batch_start);
-	if (error == 0 && qp.sq_head != qp.sq_done)
-		qp.pending.store(true, std::memory_order_release);
+		after_post_locked(qp, qp.batch_start);
 	qp.mutex.unlock();
 	return error;
 }

@@ -288,7 +288,7 @@ public:
 	uint64_t sq_done = 0;           // next to execute
 	uint64_t retry_deadline_ns = 0; // the head request waits (no receive posted, peer not ready)
 	uint64_t lost_deadline_ns = 0;  // the peer went away with nothing outstanding: error from then
-	ReceiveQueue rq; // unused (0 slots) with an SRQ
+	ReceiveQueue rq;                // unused (0 slots) with an SRQ
 	std::unique_ptr<device::rdma::transport::Binding> binding;
 	std::unique_ptr<RemoteQp> remote; // RC: the connected queue pair
 	std::vector<std::unique_ptr<RemoteQp>> ud_peers;
@@ -304,7 +304,7 @@ public:
 	std::vector<iovec> iov;
 	std::atomic<bool> peer_lost{false};
 	std::atomic<uint32_t> remote_pid{0}; // RC: the connected peer's process, 0 while none
-	std::atomic<bool> pending{false}; // work waits in the send queue
+	std::atomic<bool> pending{false};    // work waits in the send queue
 	ProviderData provider;
 
 	ibv_qp *qp() noexcept { return &ibv.qp_base; }
@@ -368,6 +368,9 @@ int destroy_srq(ibv_srq *srq) noexcept;
 int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept;
 // Executes the work queued on the queue pairs that complete into `cq`.
 void progress_for(CompletionQueue &cq) noexcept;
+// Executes the work queued on every queue pair of a context (the application is about to sleep,
+// in ibv_get_cq_event: what it posted must not wait for the background tick).
+void progress_context(Context &context) noexcept;
 // Runs the queued requests of one queue pair (qp.mutex held).
 void progress_locked(QueuePair &qp) noexcept;
 // Checks one send request and queues it (qp.mutex held). errno value.
@@ -375,6 +378,9 @@ int queue_send_locked(QueuePair &qp, const ibv_send_wr &wr) noexcept;
 // Connects, from the application's thread, to the peers of the requests queued from sq position
 // `first` on (qp.mutex held): the agent thread that runs them when nobody polls cannot connect.
 void connect_ahead_locked(QueuePair &qp, uint64_t first) noexcept;
+// After requests were queued from sq position `first` on (qp.mutex held): connects ahead, marks
+// the queue pending, flushes it in ERR, and runs it at once when a message is among them.
+void after_post_locked(QueuePair &qp, uint64_t first) noexcept;
 
 // qp_ex.cpp: the extended send API (ibv_qp_to_qp_ex, ibv_wr_*)
 void install_send_ops(QueuePair &qp) noexcept;

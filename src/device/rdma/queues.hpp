@@ -74,10 +74,17 @@ struct alignas(64) ReceiveRingHeader {
 	std::atomic<uint32_t> qkey;     // UD: the Q_Key senders must match
 	uint32_t pd_id;                 // the protection domain receives land in
 	uint32_t qpn;
+	// Set by a sender whose request this queue pair refused as responder (IB spec 10.8.3.3: the
+	// responder's queue pair goes to the error state too): kResponderFailed, or kResponderEvent |
+	// the ibv_event_type to report. The owner acts on it at its next poll or tick.
+	std::atomic<uint32_t> responder_error;
 	std::atomic<uint32_t> qp_access;        // RC: the queue pair's IBV_ACCESS_REMOTE_* flags (modify_qp)
 	alignas(64) std::atomic<uint64_t> head; // posted (owner)
 	alignas(64) std::atomic<uint64_t> tail; // claimed (peers)
 };
+
+inline constexpr uint32_t kResponderFailed = 1;
+inline constexpr uint32_t kResponderEvent = 0x100;
 
 struct ReceiveEntry {
 	uint32_t num_sge;

@@ -342,16 +342,11 @@ TEST(VerbsCqOverrun, OverrunIsAnAsyncCqError)
 
 namespace {
 
-// On hardware the responder fails too: a remote access violation puts the responder's queue pair
-// in ERR with IBV_EVENT_QP_ACCESS_ERR (IB spec 9.9.3.1.3, mlx5 does), and a receive too small for
-// the message (IBV_WC_LOC_LEN_ERR) puts it in ERR as any receive completed in error does. softdpu
-// only fails the requester: one-sided operations never involve the responder's process, so the
-// requester would have to mark the responder's queue pair (its shared receive ring header) and the
-// responder notice it in its own poll or tick, flush and post the event; and resolving an error
-// receive completion in ibv_poll_cq would have to move its queue pair to ERR under the queue pair's
-// lock, which poll_cq cannot take in the current lock order (queue pair, then CQ). Disabled until
-// the engine does that.
-TEST(VerbsResponderErrors, DISABLED_RemoteAccessErrorFailsTheResponderToo)
+// The responder fails too, as on hardware: a remote access violation puts the responder's queue
+// pair in ERR with IBV_EVENT_QP_ACCESS_ERR (IB spec 9.9.3.1.3), and a receive too small for the
+// message (IBV_WC_LOC_LEN_ERR) puts it in ERR as any receive completed in error does. The
+// requester marks the responder's queue pair; the responder acts at its next poll or tick.
+TEST(VerbsResponderErrors, RemoteAccessErrorFailsTheResponderToo)
 {
 	RcPair pair;
 	ASSERT_TRUE(pair.connect());
@@ -369,7 +364,7 @@ TEST(VerbsResponderErrors, DISABLED_RemoteAccessErrorFailsTheResponderToo)
 	EXPECT_EQ(b.state(), IBV_QPS_ERR);
 }
 
-TEST(VerbsResponderErrors, DISABLED_ReceiveTooSmallFailsTheResponderQueuePair)
+TEST(VerbsResponderErrors, ReceiveTooSmallFailsTheResponderQueuePair)
 {
 	RcPair pair;
 	ASSERT_TRUE(pair.connect());
