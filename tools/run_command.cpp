@@ -74,7 +74,11 @@ void run(const RunOptions &options)
 		if (softdpu_topology_check_file(options.topology.c_str(), &counts, error, sizeof(error)) !=
 		    DOCA_SUCCESS)
 			fail("invalid topology: " + std::string(error));
-		if (setenv("SOFTDPU_TOPOLOGY", options.topology.c_str(), 1) != 0)
+		// Absolute, so that a program that changes directory still finds it.
+		std::error_code error_code;
+		const std::filesystem::path absolute = std::filesystem::absolute(options.topology, error_code);
+		const std::string topology = error_code ? options.topology : absolute.lexically_normal().string();
+		if (setenv("SOFTDPU_TOPOLOGY", topology.c_str(), 1) != 0)
 			fail(std::string("setenv: ") + std::strerror(errno));
 	}
 	if (!options.side.empty() && setenv("SOFTDPU_SIDE", options.side.c_str(), 1) != 0)

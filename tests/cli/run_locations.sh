@@ -43,7 +43,9 @@ if [ ! -e "$want/libibverbs.so.1" ]; then
 	echo "FAIL: $want/libibverbs.so.1 is not installed"
 	failed=1
 elif command -v ibv_devinfo >/dev/null; then
-	out=$("$work/prefix/bin/softdpu" run --side host -- ibv_devinfo -l 2>&1)
+	# SOFTDPU_VERBS_PRELOAD: the ASan runtime, which the uninstrumented ibv_devinfo needs first.
+	out=$("$work/prefix/bin/softdpu" run --side host -- env ${SOFTDPU_VERBS_PRELOAD:+LD_PRELOAD="$SOFTDPU_VERBS_PRELOAD"} \
+		ibv_devinfo -l 2>&1)
 	rc=$?
 	echo "installed softdpu run -- ibv_devinfo -l: exit status $rc:"
 	echo "$out"

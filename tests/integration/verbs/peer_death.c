@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -241,6 +242,7 @@ int main(int argc, char **argv)
 	child = fork();
 	CHECK(child >= 0, "fork");
 	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); // never outlives a survivor that failed
 		close(sv[0]);
 		victim(mode, argv[3], sv[1]);
 		_exit(1);
