@@ -13,7 +13,6 @@ namespace {
 
 using verbs_test::Endpoint;
 using verbs_test::Options;
-using verbs_test::poll_for;
 using verbs_test::poll_n;
 using verbs_test::RcPair;
 

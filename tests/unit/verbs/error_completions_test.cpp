@@ -63,7 +63,8 @@ TEST_F(VerbsErrorCompletions, DeregisteredRkeyIsRemoteAccessError)
 {
 	Endpoint &b = pair_.b;
 	std::vector<uint8_t> other(4096, 0);
-	ibv_mr *mr = ibv_reg_mr(b.pd, other.data(), other.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ibv_mr *mr =
+	    verbs_test::reg_mr(b.pd, other.data(), other.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_NE(mr, nullptr);
 	const uint32_t rkey = mr->rkey;
 	ASSERT_EQ(ibv_dereg_mr(mr), 0);
@@ -91,7 +92,7 @@ TEST_F(VerbsErrorCompletions, MissingRemoteWriteIsRemoteAccessError)
 {
 	Endpoint &b = pair_.b;
 	std::vector<uint64_t> memory(512, 0);
-	ibv_mr *mr = ibv_reg_mr(b.pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	ibv_mr *mr = verbs_test::reg_mr(b.pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_RDMA_WRITE, {pair_.a.sge(0, 8)}, reinterpret_cast<uint64_t>(memory.data()), mr->rkey,
 		     IBV_WC_REM_ACCESS_ERR);
@@ -103,7 +104,7 @@ TEST_F(VerbsErrorCompletions, MissingRemoteReadIsRemoteAccessError)
 {
 	Endpoint &b = pair_.b;
 	std::vector<uint64_t> memory(512, 0);
-	ibv_mr *mr = ibv_reg_mr(b.pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ibv_mr *mr = verbs_test::reg_mr(b.pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_RDMA_READ, {pair_.a.sge(0, 8)}, reinterpret_cast<uint64_t>(memory.data()), mr->rkey,
 		     IBV_WC_REM_ACCESS_ERR);
@@ -114,8 +115,8 @@ TEST_F(VerbsErrorCompletions, MissingRemoteAtomicIsRemoteAccessError)
 {
 	Endpoint &b = pair_.b;
 	std::vector<uint64_t> memory(512, 7);
-	ibv_mr *mr = ibv_reg_mr(b.pd, memory.data(), 4096,
-				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	ibv_mr *mr = verbs_test::reg_mr(b.pd, memory.data(), 4096,
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_ATOMIC_FETCH_AND_ADD, {pair_.a.sge(0, 8)}, reinterpret_cast<uint64_t>(memory.data()),
 		     mr->rkey, IBV_WC_REM_ACCESS_ERR);
@@ -129,7 +130,8 @@ TEST_F(VerbsErrorCompletions, RkeyOfAnotherProtectionDomainIsRemoteAccessError)
 	ibv_pd *other_pd = ibv_alloc_pd(b.ctx);
 	ASSERT_NE(other_pd, nullptr);
 	std::vector<uint64_t> memory(512, 0);
-	ibv_mr *mr = ibv_reg_mr(other_pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ibv_mr *mr =
+	    verbs_test::reg_mr(other_pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_RDMA_WRITE, {pair_.a.sge(0, 8)}, reinterpret_cast<uint64_t>(memory.data()), mr->rkey,
 		     IBV_WC_REM_ACCESS_ERR);
@@ -165,7 +167,7 @@ TEST_F(VerbsErrorCompletions, LkeyOfAnotherProtectionDomainIsLocalProtectionErro
 	ibv_pd *other_pd = ibv_alloc_pd(a.ctx);
 	ASSERT_NE(other_pd, nullptr);
 	std::vector<uint8_t> memory(64, 1);
-	ibv_mr *mr = ibv_reg_mr(other_pd, memory.data(), memory.size(), IBV_ACCESS_LOCAL_WRITE);
+	ibv_mr *mr = verbs_test::reg_mr(other_pd, memory.data(), memory.size(), IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_RDMA_WRITE, {{reinterpret_cast<uint64_t>(memory.data()), 8, mr->lkey}}, pair_.b.addr(),
 		     pair_.b.mr->rkey, IBV_WC_LOC_PROT_ERR);
@@ -177,7 +179,7 @@ TEST_F(VerbsErrorCompletions, ReadIntoMemoryWithoutLocalWriteIsLocalProtectionEr
 {
 	Endpoint &a = pair_.a;
 	std::vector<uint8_t> memory(64, 1);
-	ibv_mr *mr = ibv_reg_mr(a.pd, memory.data(), memory.size(), IBV_ACCESS_REMOTE_READ);
+	ibv_mr *mr = verbs_test::reg_mr(a.pd, memory.data(), memory.size(), IBV_ACCESS_REMOTE_READ);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_RDMA_READ, {{reinterpret_cast<uint64_t>(memory.data()), 8, mr->lkey}}, pair_.b.addr(),
 		     pair_.b.mr->rkey, IBV_WC_LOC_PROT_ERR);

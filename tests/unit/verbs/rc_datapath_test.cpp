@@ -334,3 +334,31 @@ TEST(VerbsRcProgress, WorkRunsWithoutPolling)
 }
 
 } // namespace
+
+namespace {
+
+TEST(VerbsRcIova, RemoteAddressesAreInTheRegistrationsIovaSpace)
+{
+	RcPair pair;
+	ASSERT_TRUE(pair.connect());
+	Endpoint &a = pair.a;
+	Endpoint &b = pair.b;
+	std::vector<uint8_t> memory(4096, 0);
+	constexpr uint64_t kIova = 0x7000000000ull;
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	ibv_mr *mr = ibv_reg_mr_iova2(b.pd, memory.data(), memory.size(), kIova, static_cast<unsigned int>(access));
+	ASSERT_NE(mr, nullptr) << std::strerror(errno);
+	fill(a.buf(), 64, 12);
+	ASSERT_EQ(a.post(IBV_WR_RDMA_WRITE, {a.sge(0, 64)}, kIova + 100, mr->rkey), 0);
+	ASSERT_EQ(poll_n(a.send_cq, 1).at(0).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(std::memcmp(memory.data() + 100, a.buf(), 64), 0);
+	ASSERT_EQ(a.post(IBV_WR_RDMA_READ, {a.sge(1000, 64)}, kIova + 100, mr->rkey), 0);
+	ASSERT_EQ(poll_n(a.send_cq, 1).at(0).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(std::memcmp(a.buf() + 1000, a.buf(), 64), 0);
+	// The virtual address is not the key's address space.
+	ASSERT_EQ(a.post(IBV_WR_RDMA_WRITE, {a.sge(0, 8)}, reinterpret_cast<uint64_t>(memory.data()), mr->rkey), 0);
+	EXPECT_EQ(poll_n(a.send_cq, 1).at(0).status, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
+}
+
+} // namespace
