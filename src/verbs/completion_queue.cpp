@@ -59,6 +59,23 @@ bool resolve_peer_record(CompletionQueue &cq, const device::rdma::CompletionReco
 
 } // namespace
 
+void absorb_peer_records(CompletionQueue &cq) noexcept
+{
+	std::lock_guard lock(cq.mutex);
+	while (cq.local_count < cq.local.size() - 1) {
+		const device::rdma::CompletionRecord *record = cq.ring.peek();
+		if (record == nullptr)
+			break;
+		ibv_wc wc{};
+		if (resolve_peer_record(cq, *record, &wc)) {
+			cq.local[(cq.local_head + cq.local_count) % cq.local.size()] = wc;
+			++cq.local_count;
+		}
+		// A record naming no receive posted here is dropped (and logged) by poll_cq; here too.
+		cq.ring.pop();
+	}
+}
+
 ibv_cq_ex *create_cq(Context &context, int cqe, void *cq_context, ibv_comp_channel *channel, int comp_vector) noexcept
 {
 	if (cqe < 1 || static_cast<uint32_t>(cqe) > device::rdma::Limits::max_cqe || comp_vector < 0 ||

@@ -306,6 +306,8 @@ void flush_locked(QueuePair &qp) noexcept
 	qp.pending.store(false, std::memory_order_relaxed);
 	if (qp.qp()->srq != nullptr)
 		return;
+	// Receives that completed before the error come first (completions of a queue are in order).
+	absorb_peer_records(recv_cq(qp));
 	for (uint64_t position : qp.rq.claim_all()) {
 		uint64_t wr_id = 0;
 		if (!qp.rq.complete(position, &wr_id))
