@@ -389,3 +389,29 @@ TEST(VerbsResponderErrors, DISABLED_ReceiveTooSmallFailsTheResponderQueuePair)
 }
 
 } // namespace
+
+namespace {
+
+TEST(VerbsFlushOrder, ReceivesCompleteInOrderAcrossAFlush)
+{
+	RcPair pair;
+	ASSERT_TRUE(pair.connect());
+	Endpoint &a = pair.a;
+	Endpoint &b = pair.b;
+	ASSERT_EQ(b.post_recv({b.sge(0, 64)}, 1), 0);
+	ASSERT_EQ(b.post_recv({b.sge(64, 64)}, 2), 0);
+	ASSERT_EQ(a.post(IBV_WR_SEND, {a.sge(0, 16)}, 0, 0, IBV_SEND_SIGNALED, 1), 0);
+	ASSERT_EQ(poll_n(a.send_cq, 1).at(0).status, IBV_WC_SUCCESS);
+	// B has not polled: the first receive's completion waits when the queue pair fails.
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(ibv_modify_qp(b.qp, &attr, IBV_QP_STATE), 0);
+	const auto received = poll_n(b.recv_cq, 2);
+	ASSERT_EQ(received.size(), 2u);
+	EXPECT_EQ(received[0].wr_id, 1u);
+	EXPECT_EQ(received[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(received[1].wr_id, 2u);
+	EXPECT_EQ(received[1].status, IBV_WC_WR_FLUSH_ERR);
+}
+
+} // namespace
