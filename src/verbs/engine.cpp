@@ -225,6 +225,9 @@ bool ReceiveQueue::complete(uint64_t position, uint64_t *wr_id) noexcept
 {
 	if (slots == 0)
 		return false;
+	// The poster reuses a slot once it is free: both sides under the queue's lock (a leaf lock:
+	// post takes no other, so it may be taken here under a CQ's or a queue pair's lock).
+	std::lock_guard lock(mutex);
 	Slot &slot = shadow[position & (slots - 1)];
 	if (!slot.busy || slot.position != position)
 		return false;

@@ -175,7 +175,7 @@ struct ReceiveQueue {
 		bool busy = false; // posted and not yet completed
 	};
 	std::vector<Slot> shadow;
-	std::mutex mutex; // posting
+	std::mutex mutex; // posting and completing (the shadow slots)
 
 	device::rdma::ReceiveEntry *entry(uint64_t position) noexcept;
 	// Makes the ring (slots rounded up to a power of two, at least 1). errno value.
