@@ -396,6 +396,8 @@ Status connect_remote(QueuePair &qp, const std::string &fabric, uint32_t qpn, st
 	}
 	if (remote->has_channel && peer.fd_kind(expected_fds - 1) != transport::FdKind::eventfd)
 		return Status::refused;
+	if (rc)
+		qp.remote_pid.store(remote->peer->pid(), std::memory_order_release);
 	*out = std::move(remote);
 	return Status::ok;
 }
@@ -1052,9 +1054,11 @@ ibv_qp *create_qp(Context &context, ibv_qp_init_attr_ex &init) noexcept
 	QueuePair *self = &qp;
 	auto on_disconnect = [self](uint32_t pid) {
 		// A process connected to this queue pair went away: for RC, that is the peer.
-		if (self->qp()->qp_type != IBV_QPT_RC || self->remote == nullptr)
+		// On the agent thread, without the queue pair's lock: `remote` is not to be touched here.
+		const uint32_t remote_pid = self->remote_pid.load(std::memory_order_acquire);
+		if (self->qp()->qp_type != IBV_QPT_RC || remote_pid == 0)
 			return;
-		if (self->remote->peer->pid() == pid && !self->peer_lost.exchange(true)) {
+		if (remote_pid == pid && !self->peer_lost.exchange(true)) {
 			const uint32_t state = self->rq.header->qp_state.load(std::memory_order_acquire);
 			if (state == IBV_QPS_RTR || state == IBV_QPS_RTS)
 				post_async(*self, IBV_EVENT_QP_FATAL);
@@ -1131,6 +1135,7 @@ int modify_qp(ibv_qp *ibv, ibv_qp_attr *attr, int mask) noexcept
 	case IBV_QPS_RESET:
 		// Everything is dropped without completions, and the queue pair forgets its peer.
 		set_state_locked(qp, IBV_QPS_RESET);
+		qp.remote_pid.store(0, std::memory_order_release);
 		qp.remote.reset();
 		qp.ud_peers.clear();
 		qp.peer_lost.store(false);
@@ -1176,6 +1181,7 @@ int destroy_qp(ibv_qp *ibv) noexcept
 	{
 		std::lock_guard lock(qp->mutex);
 		// Peers see the connection end first (their QPs go to error), then the rings go.
+		qp->remote_pid.store(0, std::memory_order_release);
 		qp->remote.reset();
 		qp->ud_peers.clear();
 		qp->binding.reset();

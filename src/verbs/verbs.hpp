@@ -281,6 +281,7 @@ public:
 	std::vector<device::rdma::transport::RemoteOp> ops;
 	std::vector<iovec> iov;
 	std::atomic<bool> peer_lost{false};
+	std::atomic<uint32_t> remote_pid{0}; // RC: the process of `remote` (read by the agent thread)
 	std::atomic<bool> pending{false}; // work waits in the send queue
 
 	ibv_qp *qp() noexcept { return &ibv.qp_base; }
