@@ -88,3 +88,26 @@ TEST(VerbsConcurrent, PostingPollingAndSendingFromThreeThreads)
 }
 
 } // namespace
+
+namespace {
+
+TEST(VerbsConcurrent, PairsTornDownWhileTheAgentSeesTheDisconnects)
+{
+	// Destroying one queue pair of a connected pair makes the transport's agent thread report the
+	// disconnect to the other while this thread destroys that one too.
+	for (int round = 0; round < 30; ++round) {
+		RcPair pair;
+		ASSERT_TRUE(pair.connect());
+		ASSERT_EQ(pair.a.post(IBV_WR_RDMA_WRITE, {pair.a.sge(0, 8)}, pair.b.addr(), pair.b.mr->rkey), 0);
+		ASSERT_EQ(verbs_test::poll_n(pair.a.send_cq, 1).at(0).status, IBV_WC_SUCCESS);
+		if (round % 2 == 1) {
+			// And a reset to RESET, which forgets the peer the same way.
+			ibv_qp_attr attr{};
+			attr.qp_state = IBV_QPS_RESET;
+			ASSERT_EQ(ibv_modify_qp(pair.a.qp, &attr, IBV_QP_STATE), 0);
+			ASSERT_EQ(ibv_modify_qp(pair.b.qp, &attr, IBV_QP_STATE), 0);
+		}
+	}
+}
+
+} // namespace
