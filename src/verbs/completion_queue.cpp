@@ -59,6 +59,14 @@ bool resolve_peer_record(CompletionQueue &cq, const device::rdma::CompletionReco
 
 } // namespace
 
+static void drain_peer_records_locked(CompletionQueue &cq) noexcept;
+
+void absorb_peer_records(CompletionQueue &cq) noexcept
+{
+	std::lock_guard lock(cq.mutex);
+	drain_peer_records_locked(cq);
+}
+
 ibv_cq_ex *create_cq(Context &context, int cqe, void *cq_context, ibv_comp_channel *channel, int comp_vector) noexcept
 {
 	if (cqe < 1 || static_cast<uint32_t>(cqe) > device::rdma::Limits::max_cqe || comp_vector < 0 ||

@@ -193,6 +193,8 @@ bool ReceiveQueue::complete(uint64_t position, uint64_t *wr_id) noexcept
 {
 	if (slots == 0)
 		return false;
+	// The poster reuses a slot once it is free: both sides under the queue's lock (a leaf lock:
+	// post takes no other, so it may be taken here under a CQ's or a queue pair's lock).
 	std::lock_guard lock(mutex);
 	Slot &slot = shadow[position & (slots - 1)];
 	if (!slot.busy || slot.position != position)
@@ -276,6 +278,8 @@ void flush_locked(QueuePair &qp) noexcept
 	qp.pending.store(false, std::memory_order_relaxed);
 	if (qp.qp()->srq != nullptr)
 		return;
+	// Receives that completed before the error come first (completions of a queue are in order).
+	absorb_peer_records(recv_cq(qp));
 	for (uint64_t position : qp.rq.claim_all()) {
 		uint64_t wr_id = 0;
 		if (!qp.rq.complete(position, &wr_id))
@@ -1124,10 +1128,10 @@ ibv_qp *create_qp(Context &context, ibv_qp_init_attr_ex &init) noexcept
 	}
 	QueuePair *self = &qp;
 	auto on_disconnect = [self](uint32_t pid) {
-		// A process connected to this queue pair went away: for RC, that is the peer. (Only atomics
-		// here: the application may be changing the queue pair meanwhile.)
+		// A process connected to this queue pair went away: for RC, that is the peer. On the agent
+		// thread, without the queue pair's lock: only atomics here (`remote` is not to be touched).
 		const uint32_t peer = self->remote_pid.load(std::memory_order_acquire);
-		if (peer == 0 || peer != pid)
+		if (self->qp()->qp_type != IBV_QPT_RC || peer == 0 || peer != pid)
 			return;
 		if (!self->peer_lost.exchange(true))
 			self->pending.store(true, std::memory_order_release);
@@ -1203,6 +1207,7 @@ int modify_qp(ibv_qp *ibv, ibv_qp_attr *attr, int mask) noexcept
 	case IBV_QPS_RESET:
 		// Everything is dropped without completions, and the queue pair forgets its peer.
 		set_state_locked(qp, IBV_QPS_RESET);
+		qp.remote_pid.store(0, std::memory_order_release);
 		qp.remote.reset();
 		qp.remote_pid.store(0);
 		qp.ud_peers.clear();
@@ -1253,6 +1258,7 @@ int destroy_qp(ibv_qp *ibv) noexcept
 		// Senders see the queue pair leave first (they stop delivering and retry), then the
 		// connections end (their QPs go to error), then the rings go.
 		set_state_locked(*qp, IBV_QPS_RESET);
+		qp->remote_pid.store(0, std::memory_order_release);
 		qp->remote.reset();
 		qp->ud_peers.clear();
 		qp->binding.reset();

@@ -193,7 +193,7 @@ struct ReceiveQueue {
 		bool busy = false; // posted and not yet completed
 	};
 	std::vector<Slot> shadow;
-	std::mutex mutex; // posting
+	std::mutex mutex; // posting and completing (the shadow slots)
 
 	device::rdma::ReceiveEntry *entry(uint64_t position) noexcept;
 	// Makes the ring (slots rounded up to a power of two, at least 1). errno value.
@@ -345,6 +345,9 @@ int req_notify_cq(ibv_cq *cq, int solicited_only) noexcept;
 // event).
 bool complete(CompletionQueue &cq, const ibv_wc &wc, bool solicited) noexcept;
 int get_cq_event(ibv_comp_channel *channel, ibv_cq **cq, void **cq_context) noexcept;
+// Moves the receive completions peers have published into the private ring (as far as it has
+// room), so that completions the device adds now (a flush) come after them. Takes cq.mutex.
+void absorb_peer_records(CompletionQueue &cq) noexcept;
 void ack_cq_events(ibv_cq *cq, unsigned int nevents) noexcept;
 
 // queue_pair.cpp

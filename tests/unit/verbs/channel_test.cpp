@@ -13,7 +13,6 @@ namespace {
 
 using verbs_test::Endpoint;
 using verbs_test::Options;
-using verbs_test::poll_for;
 using verbs_test::poll_n;
 using verbs_test::RcPair;
 
@@ -183,6 +182,85 @@ TEST(VerbsChannelAlone, ChannelWithoutCqsHasNoEvent)
 	ASSERT_EQ(fcntl(channel->fd, F_SETFL, flags | O_NONBLOCK), 0);
 	EXPECT_EQ(ibv_get_cq_event(channel, &cq, &context), -1) << "a channel without CQs has no event";
 	EXPECT_EQ(ibv_destroy_comp_channel(channel), 0);
+}
+
+} // namespace
+
+namespace {
+
+TEST(VerbsChannelShared, TwoCqsOnOneChannelAreTold)
+{
+	// Two receivers of one context whose receive CQs share a channel.
+	Endpoint a1;
+	Endpoint a2;
+	ASSERT_TRUE(a1.create("mlx5_0"));
+	ASSERT_TRUE(a2.create("mlx5_0"));
+	ibv_context *ctx = verbs_test::open_device("mlx5_1");
+	ASSERT_NE(ctx, nullptr);
+	ibv_pd *pd = ibv_alloc_pd(ctx);
+	ASSERT_NE(pd, nullptr);
+	ibv_comp_channel *channel = ibv_create_comp_channel(ctx);
+	ASSERT_NE(channel, nullptr);
+	int tags[2] = {};
+	ibv_cq *cqs[2] = {};
+	{
+		Endpoint receivers[2];
+		Options options;
+		options.shared_pd = pd;
+		for (int i = 0; i < 2; ++i) {
+			ASSERT_TRUE(receivers[i].create(nullptr, options));
+			// Replace the receive CQ by one on the shared channel (before any use).
+			cqs[i] = ibv_create_cq(ctx, 16, &tags[i], channel, 0);
+			ASSERT_NE(cqs[i], nullptr);
+		}
+		ASSERT_EQ(ibv_destroy_qp(receivers[0].qp), 0);
+		ASSERT_EQ(ibv_destroy_qp(receivers[1].qp), 0);
+		for (int i = 0; i < 2; ++i) {
+			ibv_qp_init_attr init{};
+			init.send_cq = receivers[i].send_cq;
+			init.recv_cq = cqs[i];
+			init.qp_type = IBV_QPT_RC;
+			init.cap.max_send_wr = init.cap.max_recv_wr = 4;
+			init.cap.max_send_sge = init.cap.max_recv_sge = 1;
+			receivers[i].qp = ibv_create_qp(pd, &init);
+			ASSERT_NE(receivers[i].qp, nullptr);
+		}
+		Endpoint *senders[2] = {&a1, &a2};
+		for (int i = 0; i < 2; ++i) {
+			ASSERT_EQ(senders[i]->connect(receivers[i].address()), 0);
+			ASSERT_EQ(receivers[i].connect(senders[i]->address()), 0);
+			ASSERT_EQ(receivers[i].post_recv({receivers[i].sge(0, 16)}, 10 + i), 0);
+			ASSERT_EQ(ibv_req_notify_cq(cqs[i], 0), 0);
+		}
+		// Only the second pair talks: the event names the second CQ.
+		ASSERT_EQ(a2.post(IBV_WR_SEND, {a2.sge(0, 8)}), 0);
+		ASSERT_TRUE(readable(channel->fd, verbs_test::kTimeoutMs));
+		ibv_cq *cq = nullptr;
+		void *context = nullptr;
+		ASSERT_EQ(ibv_get_cq_event(channel, &cq, &context), 0);
+		EXPECT_EQ(cq, cqs[1]);
+		EXPECT_EQ(context, &tags[1]);
+		ibv_ack_cq_events(cq, 1);
+		EXPECT_EQ(poll_n(cqs[1], 1).size(), 1u);
+		EXPECT_FALSE(readable(channel->fd, 20));
+		// Then the first.
+		ASSERT_EQ(a1.post(IBV_WR_SEND, {a1.sge(0, 8)}), 0);
+		ASSERT_TRUE(readable(channel->fd, verbs_test::kTimeoutMs));
+		ASSERT_EQ(ibv_get_cq_event(channel, &cq, &context), 0);
+		EXPECT_EQ(cq, cqs[0]);
+		EXPECT_EQ(context, &tags[0]);
+		ibv_ack_cq_events(cq, 1);
+		EXPECT_EQ(poll_n(cqs[0], 1).size(), 1u);
+		for (auto &receiver : receivers) {
+			EXPECT_EQ(ibv_destroy_qp(receiver.qp), 0);
+			receiver.qp = nullptr;
+		}
+	}
+	EXPECT_EQ(ibv_destroy_cq(cqs[0]), 0);
+	EXPECT_EQ(ibv_destroy_cq(cqs[1]), 0);
+	EXPECT_EQ(ibv_destroy_comp_channel(channel), 0);
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+	EXPECT_EQ(ibv_close_device(ctx), 0);
 }
 
 } // namespace

@@ -1,100 +1,113 @@
-// Threads of one process sharing queue pairs and CQs, with the transport's agent running the
-// background progress: what the TSan pass checks (suites named *Concurrent*).
+// One thread posting receives while another polls their completions and a third sends, as
+// multi-threaded applications do (suites named *Concurrent* also run under TSan).
 #include "verbs_test_support.hpp"
 
-#include <gtest/gtest.h>
-
 #include <atomic>
-#include <cstring>
 #include <thread>
 
 namespace {
 
-using namespace verbs_test;
+using verbs_test::Endpoint;
+using verbs_test::Options;
+using verbs_test::RcPair;
 
-// A sends messages and writes while B's thread posts receives and another of B's polls: every
-// message arrives once, in order, with its data.
-TEST(VerbsConcurrent, PostersAndPollersOnSeveralThreads)
+TEST(VerbsConcurrent, PostingPollingAndSendingFromThreeThreads)
 {
-	RcPair pair;
 	Options options;
-	options.max_send_wr = 64;
-	options.max_recv_wr = 64;
+	options.max_recv_wr = 8;
+	options.max_send_wr = 8;
+	options.rnr_retry = 7; // the sender waits for receives
+	RcPair pair;
 	ASSERT_TRUE(pair.connect(options));
-	constexpr int kMessages = 2000;
-	std::atomic<int> posted_receives{0};
-	std::atomic<int> received{0};
-	std::atomic<bool> failed{false};
+	Endpoint &a = pair.a;
+	Endpoint &b = pair.b;
+	constexpr uint32_t kMessages = 2000;
+	constexpr uint32_t kSlots = 8; // receive buffers of 4 bytes, reused round robin
 
-	std::thread receiver_poster([&] {
-		for (int i = 0; i < kMessages; ++i) {
-			while (i - received.load() >= 32) // keep at most 32 receives outstanding
+	std::atomic<uint32_t> completed{0};
+	std::atomic<bool> failed{false};
+	std::thread poster([&] {
+		for (uint32_t i = 0; i < kMessages && !failed;) {
+			// Never more receives outstanding than buffers.
+			if (i - completed.load() >= kSlots) {
 				std::this_thread::yield();
-			if (pair.b.post_recv({{pair.b.addr(64 * (i % 32)), 64, pair.b.mr->lkey}},
-					     static_cast<uint64_t>(i)) != 0)
-				failed = true;
-			posted_receives.fetch_add(1);
-		}
-	});
-	std::thread receiver_poller([&] {
-		int expected = 0;
-		while (expected < kMessages && !failed) {
-			ibv_wc wc{};
-			const int n = ibv_poll_cq(pair.b.recv_cq, 1, &wc);
-			if (n < 0) {
+				continue;
+			}
+			const int error = b.post_recv({b.sge((i % kSlots) * 4, 4)}, i);
+			if (error == ENOMEM) {
+				std::this_thread::yield();
+				continue;
+			}
+			if (error != 0) {
 				failed = true;
 				break;
 			}
-			if (n == 0)
-				continue;
-			uint32_t value = 0;
-			std::memcpy(&value, pair.b.buf() + 64 * (expected % 32), sizeof(value));
-			if (wc.status != IBV_WC_SUCCESS || wc.wr_id != static_cast<uint64_t>(expected) ||
-			    value != static_cast<uint32_t>(expected))
+			++i;
+		}
+	});
+	std::thread sender([&] {
+		uint32_t posted = 0;
+		uint32_t done = 0;
+		while (done < kMessages && !failed) {
+			if (posted < kMessages && posted - done < 4) {
+				std::memcpy(a.buf() + (posted % 4) * 4, &posted, 4);
+				if (a.post(IBV_WR_SEND, {a.sge((posted % 4) * 4, 4)}, 0, 0, IBV_SEND_SIGNALED,
+					   posted) == 0)
+					++posted;
+			}
+			ibv_wc wc[8];
+			const int n = ibv_poll_cq(a.send_cq, 8, wc);
+			for (int k = 0; k < n; ++k)
+				if (wc[k].status != IBV_WC_SUCCESS)
+					failed = true;
+			done += static_cast<uint32_t>(std::max(n, 0));
+		}
+	});
+	// This thread polls B's receives: each carries the index of its receive.
+	const uint64_t deadline = verbs_test::now_ms() + 60000;
+	while (completed < kMessages && !failed && verbs_test::now_ms() < deadline) {
+		ibv_wc wc[8];
+		const int n = ibv_poll_cq(b.recv_cq, 8, wc);
+		for (int k = 0; k < n; ++k) {
+			uint32_t value = ~0u;
+			std::memcpy(&value, b.buf() + (wc[k].wr_id % kSlots) * 4, 4);
+			if (wc[k].status != IBV_WC_SUCCESS || wc[k].wr_id != completed || value != completed) {
+				ADD_FAILURE() << "completion " << completed.load() << ": wr_id " << wc[k].wr_id
+					      << ", message " << value << ", " << ibv_wc_status_str(wc[k].status);
 				failed = true;
-			++expected;
-			received.store(expected);
-		}
-	});
-	std::thread writer([&] {
-		// Unsignaled writes into a region receives never touch, racing the sends.
-		for (int i = 0; i < kMessages && !failed; ++i) {
-			while (pair.a.post(IBV_WR_RDMA_WRITE, {{pair.a.addr(4096), 8, pair.a.mr->lkey}},
-					   pair.b.addr(4096 + 8 * (i % 16)), pair.b.mr->rkey, 0) == ENOMEM &&
-			       !failed)
-				std::this_thread::yield();
-		}
-	});
-	for (int i = 0; i < kMessages && !failed; ++i) {
-		while (i >= posted_receives.load() && !failed) // RC would retry anyway; keep it quick
-			std::this_thread::yield();
-		const auto value = static_cast<uint32_t>(i);
-		std::memcpy(pair.a.buf() + 2048, &value, sizeof(value));
-		int error = 0;
-		// The writer's requests may fill the send queue for a moment (ENOMEM): they complete without
-		// anyone polling, so the post goes through soon.
-		while ((error = pair.a.post(IBV_WR_SEND, {{pair.a.addr(2048), 4, pair.a.mr->lkey}}, 0, 0,
-					    IBV_SEND_SIGNALED | IBV_SEND_INLINE, static_cast<uint64_t>(i))) == ENOMEM) {
-			ibv_wc none{};
-			(void)ibv_poll_cq(pair.a.send_cq, 0, &none); // progress only
-		}
-		if (error != 0) {
-			ADD_FAILURE() << "post_send: " << std::strerror(error);
-			failed = true;
-			break;
-		}
-		const auto done = poll_n(pair.a.send_cq, 1);
-		if (done.size() != 1 || done[0].status != IBV_WC_SUCCESS) {
-			ADD_FAILURE() << "the send did not complete successfully";
-			failed = true;
-			break;
+				break;
+			}
+			++completed;
 		}
 	}
-	writer.join();
-	receiver_poster.join();
-	receiver_poller.join();
+	failed = failed || completed != kMessages;
+	poster.join();
+	sender.join();
+	EXPECT_EQ(completed.load(), kMessages);
 	EXPECT_FALSE(failed.load());
-	EXPECT_EQ(received.load(), kMessages);
+}
+
+} // namespace
+
+namespace {
+
+TEST(VerbsConcurrent, PairsTornDownWhileTheAgentSeesTheDisconnects)
+{
+	// Destroying one queue pair of a connected pair makes the transport's agent thread report the
+	// disconnect to the other while this thread destroys that one too.
+	for (int round = 0; round < 30; ++round) {
+		RcPair pair;
+		ASSERT_TRUE(pair.connect());
+		ASSERT_EQ(pair.a.post(IBV_WR_RDMA_WRITE, {pair.a.sge(0, 8)}, pair.b.addr(), pair.b.mr->rkey), 0);
+		ASSERT_EQ(verbs_test::poll_n(pair.a.send_cq, 1).at(0).status, IBV_WC_SUCCESS);
+		if (round % 2 == 1) {
+			// And a reset to RESET, which forgets the peer the same way.
+			ibv_qp_attr attr{};
+			attr.qp_state = IBV_QPS_RESET;
+			ASSERT_EQ(ibv_modify_qp(pair.a.qp, &attr, IBV_QP_STATE), 0);
+			ASSERT_EQ(ibv_modify_qp(pair.b.qp, &attr, IBV_QP_STATE), 0);
+		}
+	}
 }
 
 } // namespace

@@ -63,7 +63,8 @@ TEST_F(VerbsErrorCompletions, DeregisteredRkeyIsRemoteAccessError)
 {
 	Endpoint &b = pair_.b;
 	std::vector<uint8_t> other(4096, 0);
-	ibv_mr *mr = ibv_reg_mr(b.pd, other.data(), other.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ibv_mr *mr =
+	    verbs_test::reg_mr(b.pd, other.data(), other.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_NE(mr, nullptr);
 	const uint32_t rkey = mr->rkey;
 	ASSERT_EQ(ibv_dereg_mr(mr), 0);
@@ -91,7 +92,7 @@ TEST_F(VerbsErrorCompletions, MissingRemoteWriteIsRemoteAccessError)
 {
 	Endpoint &b = pair_.b;
 	std::vector<uint64_t> memory(512, 0);
-	ibv_mr *mr = ibv_reg_mr(b.pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	ibv_mr *mr = verbs_test::reg_mr(b.pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_RDMA_WRITE, {pair_.a.sge(0, 8)}, reinterpret_cast<uint64_t>(memory.data()), mr->rkey,
 		     IBV_WC_REM_ACCESS_ERR);
@@ -103,7 +104,7 @@ TEST_F(VerbsErrorCompletions, MissingRemoteReadIsRemoteAccessError)
 {
 	Endpoint &b = pair_.b;
 	std::vector<uint64_t> memory(512, 0);
-	ibv_mr *mr = ibv_reg_mr(b.pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ibv_mr *mr = verbs_test::reg_mr(b.pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_RDMA_READ, {pair_.a.sge(0, 8)}, reinterpret_cast<uint64_t>(memory.data()), mr->rkey,
 		     IBV_WC_REM_ACCESS_ERR);
@@ -114,8 +115,8 @@ TEST_F(VerbsErrorCompletions, MissingRemoteAtomicIsRemoteAccessError)
 {
 	Endpoint &b = pair_.b;
 	std::vector<uint64_t> memory(512, 7);
-	ibv_mr *mr = ibv_reg_mr(b.pd, memory.data(), 4096,
-				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	ibv_mr *mr = verbs_test::reg_mr(b.pd, memory.data(), 4096,
+					IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_ATOMIC_FETCH_AND_ADD, {pair_.a.sge(0, 8)}, reinterpret_cast<uint64_t>(memory.data()),
 		     mr->rkey, IBV_WC_REM_ACCESS_ERR);
@@ -129,7 +130,8 @@ TEST_F(VerbsErrorCompletions, RkeyOfAnotherProtectionDomainIsRemoteAccessError)
 	ibv_pd *other_pd = ibv_alloc_pd(b.ctx);
 	ASSERT_NE(other_pd, nullptr);
 	std::vector<uint64_t> memory(512, 0);
-	ibv_mr *mr = ibv_reg_mr(other_pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ibv_mr *mr =
+	    verbs_test::reg_mr(other_pd, memory.data(), 4096, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_RDMA_WRITE, {pair_.a.sge(0, 8)}, reinterpret_cast<uint64_t>(memory.data()), mr->rkey,
 		     IBV_WC_REM_ACCESS_ERR);
@@ -165,7 +167,7 @@ TEST_F(VerbsErrorCompletions, LkeyOfAnotherProtectionDomainIsLocalProtectionErro
 	ibv_pd *other_pd = ibv_alloc_pd(a.ctx);
 	ASSERT_NE(other_pd, nullptr);
 	std::vector<uint8_t> memory(64, 1);
-	ibv_mr *mr = ibv_reg_mr(other_pd, memory.data(), memory.size(), IBV_ACCESS_LOCAL_WRITE);
+	ibv_mr *mr = verbs_test::reg_mr(other_pd, memory.data(), memory.size(), IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_RDMA_WRITE, {{reinterpret_cast<uint64_t>(memory.data()), 8, mr->lkey}}, pair_.b.addr(),
 		     pair_.b.mr->rkey, IBV_WC_LOC_PROT_ERR);
@@ -177,7 +179,7 @@ TEST_F(VerbsErrorCompletions, ReadIntoMemoryWithoutLocalWriteIsLocalProtectionEr
 {
 	Endpoint &a = pair_.a;
 	std::vector<uint8_t> memory(64, 1);
-	ibv_mr *mr = ibv_reg_mr(a.pd, memory.data(), memory.size(), IBV_ACCESS_REMOTE_READ);
+	ibv_mr *mr = verbs_test::reg_mr(a.pd, memory.data(), memory.size(), IBV_ACCESS_REMOTE_READ);
 	ASSERT_NE(mr, nullptr);
 	expect_error(IBV_WR_RDMA_READ, {{reinterpret_cast<uint64_t>(memory.data()), 8, mr->lkey}}, pair_.b.addr(),
 		     pair_.b.mr->rkey, IBV_WC_LOC_PROT_ERR);
@@ -379,6 +381,32 @@ TEST(VerbsResponderErrors, ReceiveTooSmallFailsTheResponderQueuePair)
 	EXPECT_EQ(received[0].status, IBV_WC_LOC_LEN_ERR);
 	EXPECT_EQ(received[1].status, IBV_WC_WR_FLUSH_ERR);
 	EXPECT_EQ(b.state(), IBV_QPS_ERR);
+}
+
+} // namespace
+
+namespace {
+
+TEST(VerbsFlushOrder, ReceivesCompleteInOrderAcrossAFlush)
+{
+	RcPair pair;
+	ASSERT_TRUE(pair.connect());
+	Endpoint &a = pair.a;
+	Endpoint &b = pair.b;
+	ASSERT_EQ(b.post_recv({b.sge(0, 64)}, 1), 0);
+	ASSERT_EQ(b.post_recv({b.sge(64, 64)}, 2), 0);
+	ASSERT_EQ(a.post(IBV_WR_SEND, {a.sge(0, 16)}, 0, 0, IBV_SEND_SIGNALED, 1), 0);
+	ASSERT_EQ(poll_n(a.send_cq, 1).at(0).status, IBV_WC_SUCCESS);
+	// B has not polled: the first receive's completion waits when the queue pair fails.
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(ibv_modify_qp(b.qp, &attr, IBV_QP_STATE), 0);
+	const auto received = poll_n(b.recv_cq, 2);
+	ASSERT_EQ(received.size(), 2u);
+	EXPECT_EQ(received[0].wr_id, 1u);
+	EXPECT_EQ(received[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(received[1].wr_id, 2u);
+	EXPECT_EQ(received[1].status, IBV_WC_WR_FLUSH_ERR);
 }
 
 } // namespace

@@ -334,3 +334,62 @@ TEST(VerbsRcProgress, WorkRunsWithoutPolling)
 }
 
 } // namespace
+
+namespace {
+
+TEST(VerbsRcIova, RemoteAddressesAreInTheRegistrationsIovaSpace)
+{
+	RcPair pair;
+	ASSERT_TRUE(pair.connect());
+	Endpoint &a = pair.a;
+	Endpoint &b = pair.b;
+	std::vector<uint8_t> memory(4096, 0);
+	constexpr uint64_t kIova = 0x7000000000ull;
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	ibv_mr *mr = ibv_reg_mr_iova2(b.pd, memory.data(), memory.size(), kIova, static_cast<unsigned int>(access));
+	ASSERT_NE(mr, nullptr) << std::strerror(errno);
+	fill(a.buf(), 64, 12);
+	ASSERT_EQ(a.post(IBV_WR_RDMA_WRITE, {a.sge(0, 64)}, kIova + 100, mr->rkey), 0);
+	ASSERT_EQ(poll_n(a.send_cq, 1).at(0).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(std::memcmp(memory.data() + 100, a.buf(), 64), 0);
+	ASSERT_EQ(a.post(IBV_WR_RDMA_READ, {a.sge(1000, 64)}, kIova + 100, mr->rkey), 0);
+	ASSERT_EQ(poll_n(a.send_cq, 1).at(0).status, IBV_WC_SUCCESS);
+	EXPECT_EQ(std::memcmp(a.buf() + 1000, a.buf(), 64), 0);
+	// The virtual address is not the key's address space.
+	ASSERT_EQ(a.post(IBV_WR_RDMA_WRITE, {a.sge(0, 8)}, reinterpret_cast<uint64_t>(memory.data()), mr->rkey), 0);
+	EXPECT_EQ(poll_n(a.send_cq, 1).at(0).status, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
+}
+
+} // namespace
+
+namespace {
+
+TEST(VerbsRcResponderInRtr, AQueuePairInRtrAlreadyReceives)
+{
+	Endpoint a;
+	Endpoint b;
+	ASSERT_TRUE(a.create("mlx5_0"));
+	ASSERT_TRUE(b.create("mlx5_1"));
+	ASSERT_EQ(a.connect(b.address()), 0);
+	// B goes as far as RTR only: it receives, it cannot send.
+	ASSERT_EQ(b.to_init(), 0);
+	ibv_qp_attr rtr = b.rtr_attr(a.address());
+	ASSERT_EQ(ibv_modify_qp(b.qp, &rtr, Endpoint::kRtrMask), 0);
+	ASSERT_EQ(b.post_recv({b.sge(0, 64)}, 4), 0);
+	fill(a.buf(), 64, 13);
+	ASSERT_EQ(a.post(IBV_WR_RDMA_WRITE, {a.sge(0, 32)}, b.addr(100), b.mr->rkey, IBV_SEND_SIGNALED, 1), 0);
+	ASSERT_EQ(a.post(IBV_WR_SEND, {a.sge(32, 32)}, 0, 0, IBV_SEND_SIGNALED, 2), 0);
+	const auto sent = poll_n(a.send_cq, 2);
+	ASSERT_EQ(sent.size(), 2u);
+	EXPECT_EQ(sent[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(sent[1].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(std::memcmp(b.buf() + 100, a.buf(), 32), 0);
+	const auto received = poll_n(b.recv_cq, 1);
+	ASSERT_EQ(received.size(), 1u);
+	EXPECT_EQ(received[0].wr_id, 4u);
+	EXPECT_EQ(std::memcmp(b.buf(), a.buf() + 32, 32), 0);
+	EXPECT_EQ(b.post(IBV_WR_SEND, {b.sge(0, 8)}), EINVAL);
+}
+
+} // namespace

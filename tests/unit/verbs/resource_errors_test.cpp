@@ -52,7 +52,7 @@ protected:
 
 TEST_F(VerbsResources, DeallocPdInUseIsBusy)
 {
-	ibv_mr *mr = ibv_reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_LOCAL_WRITE);
+	ibv_mr *mr = verbs_test::reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(mr, nullptr);
 	EXPECT_EQ(mr->pd, pd_);
 	EXPECT_EQ(mr->addr, buffer_.data());
@@ -183,7 +183,7 @@ TEST_F(VerbsResources, SrqAttributesAndErrors)
 	// More receives than it holds: ENOMEM at the first one that does not fit.
 	std::vector<ibv_recv_wr> wrs(srq_init.attr.max_wr + 1);
 	ibv_sge sge{reinterpret_cast<uint64_t>(buffer_.data()), 16, 0};
-	ibv_mr *mr = ibv_reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_LOCAL_WRITE);
+	ibv_mr *mr = verbs_test::reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_LOCAL_WRITE);
 	ASSERT_NE(mr, nullptr);
 	sge.lkey = mr->lkey;
 	for (size_t i = 0; i < wrs.size(); ++i) {
@@ -210,30 +210,35 @@ TEST_F(VerbsResources, RegMrChecksAccessAndLength)
 {
 	// Remote write or atomic without local write (IB 10.6.3.1).
 	errno = 0;
-	EXPECT_EQ(ibv_reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_REMOTE_WRITE), nullptr);
+	EXPECT_EQ(verbs_test::reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_REMOTE_WRITE), nullptr);
 	EXPECT_EQ(errno, EINVAL);
 	errno = 0;
-	EXPECT_EQ(ibv_reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_REMOTE_ATOMIC), nullptr);
+	EXPECT_EQ(verbs_test::reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_REMOTE_ATOMIC), nullptr);
 	EXPECT_EQ(errno, EINVAL);
 	errno = 0;
-	EXPECT_EQ(ibv_reg_mr(pd_, buffer_.data(), 0, IBV_ACCESS_LOCAL_WRITE), nullptr);
+	EXPECT_EQ(verbs_test::reg_mr(pd_, buffer_.data(), 0, IBV_ACCESS_LOCAL_WRITE), nullptr);
 	EXPECT_EQ(errno, EINVAL);
 	errno = 0;
-	EXPECT_EQ(ibv_reg_mr(pd_, buffer_.data(), buffer_.size(), 1 << 30), nullptr) << "an unknown flag";
+	EXPECT_EQ(verbs_test::reg_mr(pd_, buffer_.data(), buffer_.size(), 1 << 30), nullptr) << "an unknown flag";
 	EXPECT_EQ(errno, EINVAL);
 
 	// Remote read alone needs no local write; keys differ between registrations.
-	ibv_mr *read_only = ibv_reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_REMOTE_READ);
+	ibv_mr *read_only = verbs_test::reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_REMOTE_READ);
 	ASSERT_NE(read_only, nullptr) << std::strerror(errno);
 	ibv_mr *writable =
-	    ibv_reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	    verbs_test::reg_mr(pd_, buffer_.data(), buffer_.size(), IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 	ASSERT_NE(writable, nullptr);
 	EXPECT_NE(read_only->lkey, writable->lkey);
 	EXPECT_NE(read_only->rkey, writable->rkey);
 	// The same memory at another iova.
-	ibv_mr *moved = ibv_reg_mr_iova(pd_, buffer_.data(), buffer_.size(), 0x10000, IBV_ACCESS_LOCAL_WRITE);
+	const int local_write = IBV_ACCESS_LOCAL_WRITE; // an int: see verbs_test::reg_mr
+	ibv_mr *moved = ibv_reg_mr_iova(pd_, buffer_.data(), buffer_.size(), 0x10000, local_write);
 	ASSERT_NE(moved, nullptr);
+	EXPECT_EQ(moved->addr, buffer_.data());
 	EXPECT_EQ(ibv_dereg_mr(moved), 0);
+	ibv_mr *moved2 = ibv_reg_mr_iova2(pd_, buffer_.data(), buffer_.size(), 0x20000, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(moved2, nullptr);
+	EXPECT_EQ(ibv_dereg_mr(moved2), 0);
 	EXPECT_EQ(ibv_dereg_mr(writable), 0);
 	EXPECT_EQ(ibv_dereg_mr(read_only), 0);
 }

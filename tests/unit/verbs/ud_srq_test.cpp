@@ -186,7 +186,7 @@ protected:
 			ASSERT_EQ(receivers_[i].connect(senders_[i].address()), 0);
 		}
 		memory_.assign(4096, 0);
-		mr_ = ibv_reg_mr(pd_, memory_.data(), memory_.size(), IBV_ACCESS_LOCAL_WRITE);
+		mr_ = verbs_test::reg_mr(pd_, memory_.data(), memory_.size(), IBV_ACCESS_LOCAL_WRITE);
 		ASSERT_NE(mr_, nullptr);
 	}
 	void TearDown() override

@@ -47,6 +47,13 @@ inline ibv_context *open_device(const char *name)
 	return context;
 }
 
+// ibv_reg_mr with the access flags as an int: verbs.h's ibv_reg_mr macro ANDs them with an
+// enumerator of another enumeration, which C++20 deprecates for an enumerator argument.
+inline ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return ibv_reg_mr(pd, addr, length, access);
+}
+
 // Polls until `count` completions arrived or timeout_ms passed; returns what arrived.
 inline std::vector<ibv_wc> poll_n(ibv_cq *cq, size_t count, int timeout_ms = kTimeoutMs)
 {

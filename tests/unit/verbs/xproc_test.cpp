@@ -22,7 +22,6 @@ using transport_test::Child;
 using verbs_test::Address;
 using verbs_test::Endpoint;
 using verbs_test::Options;
-using verbs_test::poll_for;
 using verbs_test::poll_n;
 using verbs_test::recv_value;
 using verbs_test::send_value;
@@ -192,9 +191,9 @@ TEST(VerbsXproc, RemoteKeysAreCheckedInTheTargetProcess)
 				return failed;
 			// A registration that allows remote reads only, and one that is gone.
 			ibv_mr *read_only =
-			    ibv_reg_mr(endpoint.pd, endpoint.buf() + 4096, 4096, IBV_ACCESS_REMOTE_READ);
-			ibv_mr *gone = ibv_reg_mr(endpoint.pd, endpoint.buf(), 4096,
-						  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+			    verbs_test::reg_mr(endpoint.pd, endpoint.buf() + 4096, 4096, IBV_ACCESS_REMOTE_READ);
+			ibv_mr *gone = verbs_test::reg_mr(endpoint.pd, endpoint.buf(), 4096,
+							  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 			if (read_only == nullptr || gone == nullptr)
 				return 6;
 			const Target targets[2] = {

@@ -374,10 +374,10 @@ void BindingState::connection_event(uint64_t id, int sock, uint32_t pid, uint32_
 	}
 	if (on_disconnect)
 		on_disconnect(pid);
-	{
-		std::lock_guard lock(mutex);
-		--active;
-	}
+	// Notified under the lock: the destructor, waiting for active == 0, frees this state (and
+	// `idle`) as soon as it can take the lock again.
+	std::lock_guard lock(mutex);
+	--active;
 	idle.notify_all();
 }
 
