@@ -7,6 +7,8 @@
 #include <doca_rdma_bridge.h>
 
 #include <gtest/gtest.h>
+
+#include "unit/verbs/verbs_test_support.hpp"
 #include <infiniband/verbs.h>
 
 #include <array>
@@ -61,69 +63,26 @@ struct Mmap {
 	}
 };
 
-// Two RC queue pairs of one PD connected to each other (the device reaches its own GIDs).
+// Two RC queue pairs of one PD connected to each other (the device reaches its own GIDs), each
+// with a registered buffer of its own (verbs_test::Endpoint).
 struct LoopbackPair {
-	ibv_cq *cq = nullptr;
-	ibv_qp *a = nullptr;
-	ibv_qp *b = nullptr;
+	verbs_test::RcPair pair;
 
 	explicit LoopbackPair(ibv_pd *pd)
 	{
-		cq = ibv_create_cq(pd->context, 16, nullptr, nullptr, 0);
-		ibv_qp_init_attr init{};
-		init.send_cq = cq;
-		init.recv_cq = cq;
-		init.cap = {8, 8, 1, 1, 0};
-		init.qp_type = IBV_QPT_RC;
-		a = ibv_create_qp(pd, &init);
-		b = ibv_create_qp(pd, &init);
-		connect(a, b->qp_num);
-		connect(b, a->qp_num);
+		verbs_test::Options options;
+		options.shared_pd = pd;
+		EXPECT_TRUE(pair.connect(options));
 	}
-	void connect(ibv_qp *qp, uint32_t remote)
+	// An RDMA WRITE of `text` (with its NUL) from A's buffer to remote_addr with rkey: its status.
+	ibv_wc_status write(const char *text, uint64_t remote_addr, uint32_t rkey)
 	{
-		ibv_qp_attr attr{};
-		attr.qp_state = IBV_QPS_INIT;
-		attr.port_num = 1;
-		attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-		ASSERT_EQ(
-		    ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-		attr = {};
-		attr.qp_state = IBV_QPS_RTR;
-		attr.path_mtu = IBV_MTU_1024;
-		attr.dest_qp_num = remote;
-		attr.max_dest_rd_atomic = 1;
-		attr.min_rnr_timer = 12;
-		attr.ah_attr.is_global = 1;
-		attr.ah_attr.port_num = 1;
-		ASSERT_EQ(ibv_query_gid(qp->context, 1, 0, &attr.ah_attr.grh.dgid), 0);
-		ASSERT_EQ(ibv_modify_qp(qp, &attr,
-					IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-					    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
-			  0);
-		attr = {};
-		attr.qp_state = IBV_QPS_RTS;
-		attr.timeout = 14;
-		attr.retry_cnt = 7;
-		attr.rnr_retry = 7;
-		attr.max_rd_atomic = 1;
-		ASSERT_EQ(ibv_modify_qp(qp, &attr,
-					IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-					    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
-			  0);
-	}
-	ibv_wc wait()
-	{
-		ibv_wc wc{};
-		while (ibv_poll_cq(cq, 1, &wc) == 0) {
-		}
-		return wc;
-	}
-	~LoopbackPair()
-	{
-		ibv_destroy_qp(a);
-		ibv_destroy_qp(b);
-		ibv_destroy_cq(cq);
+		const auto length = static_cast<uint32_t>(std::strlen(text) + 1);
+		std::memcpy(pair.a.buf(), text, length);
+		if (pair.a.post(IBV_WR_RDMA_WRITE, {pair.a.sge(0, length)}, remote_addr, rkey) != 0)
+			return IBV_WC_GENERAL_ERR;
+		const auto done = verbs_test::poll_n(pair.a.send_cq, 1);
+		return done.size() == 1 ? done[0].status : IBV_WC_GENERAL_ERR;
 	}
 };
 
@@ -176,25 +135,11 @@ TEST(RdmaBridgeTest, BufferKeyIsUsableAsAnRkeyByVerbs)
 		EXPECT_EQ(again, mkey);
 
 		// Verbs writes into the DOCA memory with that key.
-		std::array<char, 64> source{};
-		std::memcpy(source.data(), "written through the bridge's key", 33);
-		ibv_mr *mr = ibv_reg_mr(pd, source.data(), source.size(), IBV_ACCESS_LOCAL_WRITE);
-		ASSERT_NE(mr, nullptr);
 		LoopbackPair pair(pd);
-		ibv_sge sge{reinterpret_cast<uintptr_t>(source.data()), 33, mr->lkey};
-		ibv_send_wr wr{};
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(target.data()) + 100;
-		wr.wr.rdma.rkey = mkey;
-		ibv_send_wr *bad = nullptr;
-		ASSERT_EQ(ibv_post_send(pair.a, &wr, &bad), 0);
-		const ibv_wc wc = pair.wait();
-		EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+		const ibv_wc_status status = pair.write("written through the bridge's key",
+							reinterpret_cast<uintptr_t>(target.data()) + 100, mkey);
+		EXPECT_EQ(status, IBV_WC_SUCCESS) << ibv_wc_status_str(status);
 		EXPECT_STREQ(target.data() + 100, "written through the bridge's key");
-		ibv_dereg_mr(mr);
 	}
 	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
 }
@@ -210,22 +155,9 @@ TEST(RdmaBridgeTest, KeyOfAReadOnlyMmapRefusesRemoteWrites)
 		Mmap doca(dev, target.data(), target.size(), DOCA_ACCESS_FLAG_RDMA_READ);
 		uint32_t mkey = 0;
 		ASSERT_EQ(doca_rdma_bridge_get_buf_mkey(doca.buf, dev, &mkey), DOCA_SUCCESS);
-		std::array<char, 8> source{"nope"};
-		ibv_mr *mr = ibv_reg_mr(pd, source.data(), source.size(), IBV_ACCESS_LOCAL_WRITE);
 		LoopbackPair pair(pd);
-		ibv_sge sge{reinterpret_cast<uintptr_t>(source.data()), 8, mr->lkey};
-		ibv_send_wr wr{};
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(target.data());
-		wr.wr.rdma.rkey = mkey;
-		ibv_send_wr *bad = nullptr;
-		ASSERT_EQ(ibv_post_send(pair.a, &wr, &bad), 0);
-		EXPECT_EQ(pair.wait().status, IBV_WC_REM_ACCESS_ERR);
+		EXPECT_EQ(pair.write("nope", reinterpret_cast<uintptr_t>(target.data()), mkey), IBV_WC_REM_ACCESS_ERR);
 		EXPECT_EQ(target[0], 0);
-		ibv_dereg_mr(mr);
 	}
 	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
 }
@@ -277,22 +209,9 @@ TEST(RdmaBridgeTest, DeviceFromAnApplicationPd)
 			  DOCA_ACCESS_FLAG_LOCAL_READ_WRITE | DOCA_ACCESS_FLAG_RDMA_WRITE);
 		uint32_t mkey = 0;
 		ASSERT_EQ(doca_rdma_bridge_get_buf_mkey(doca.buf, dev, &mkey), DOCA_SUCCESS);
-		std::array<char, 16> source{"from the app"};
-		ibv_mr *mr = ibv_reg_mr(pd, source.data(), source.size(), 0);
 		LoopbackPair pair(pd);
-		ibv_sge sge{reinterpret_cast<uintptr_t>(source.data()), 13, mr->lkey};
-		ibv_send_wr wr{};
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-		wr.opcode = IBV_WR_RDMA_WRITE;
-		wr.send_flags = IBV_SEND_SIGNALED;
-		wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(memory.data());
-		wr.wr.rdma.rkey = mkey;
-		ibv_send_wr *bad = nullptr;
-		ASSERT_EQ(ibv_post_send(pair.a, &wr, &bad), 0);
-		EXPECT_EQ(pair.wait().status, IBV_WC_SUCCESS);
+		EXPECT_EQ(pair.write("from the app", reinterpret_cast<uintptr_t>(memory.data()), mkey), IBV_WC_SUCCESS);
 		EXPECT_STREQ(memory.data(), "from the app");
-		ibv_dereg_mr(mr);
 	}
 	// Closing the DOCA device leaves the application's PD alone.
 	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
@@ -325,24 +244,11 @@ TEST(RdmaBridgeTest, RegistrationsGoWithTheMmap)
 		ASSERT_EQ(doca_rdma_bridge_get_buf_mkey(doca.buf, dev, &mkey), DOCA_SUCCESS);
 	}
 	// The mmap is gone: its key no longer reaches the memory.
-	std::array<char, 8> source{"late"};
-	ibv_mr *mr = ibv_reg_mr(pd, source.data(), source.size(), 0);
-	auto pair_owner = std::make_unique<LoopbackPair>(pd);
-	LoopbackPair &pair = *pair_owner;
-	ibv_sge sge{reinterpret_cast<uintptr_t>(source.data()), 5, mr->lkey};
-	ibv_send_wr wr{};
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(memory.data());
-	wr.wr.rdma.rkey = mkey;
-	ibv_send_wr *bad = nullptr;
-	ASSERT_EQ(ibv_post_send(pair.a, &wr, &bad), 0);
-	EXPECT_EQ(pair.wait().status, IBV_WC_REM_ACCESS_ERR);
-	EXPECT_EQ(memory[0], 0);
-	pair_owner.reset();
-	ibv_dereg_mr(mr);
+	{
+		LoopbackPair pair(pd);
+		EXPECT_EQ(pair.write("late", reinterpret_cast<uintptr_t>(memory.data()), mkey), IBV_WC_REM_ACCESS_ERR);
+		EXPECT_EQ(memory[0], 0);
+	}
 	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
 }
 
