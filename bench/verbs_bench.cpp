@@ -33,7 +33,7 @@
 
 namespace {
 
-constexpr size_t kBigMessage = 64 * 1024;
+constexpr size_t kBigMessage = size_t{64} * 1024;
 constexpr size_t kTargetBytes = 64ull << 20;
 constexpr int kDepth = 128;
 

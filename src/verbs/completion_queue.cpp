@@ -40,18 +40,30 @@ bool resolve_peer_record(CompletionQueue &cq, const device::rdma::CompletionReco
 			continue;
 		ReceiveQueue &queue =
 		    qp->qp()->srq != nullptr ? SharedReceiveQueue::from(qp->qp()->srq)->queue : qp->rq;
+		// Each field is read once (the peer may still be writing a lying record), and only values a
+		// receive can have get through: no status or opcode outside the receive ones, no RECV
+		// length beyond what the receive posted.
+		const uint32_t status = record.status;
+		const uint32_t opcode = record.opcode;
+		const uint32_t byte_len = record.byte_len;
+		const uint32_t flags = record.wc_flags;
+		if (status > IBV_WC_TM_RNDV_INCOMPLETE ||
+		    (opcode != IBV_WC_RECV && opcode != IBV_WC_RECV_RDMA_WITH_IMM))
+			return false;
 		uint64_t wr_id = 0;
-		if (!queue.complete(record.recv_index, &wr_id))
+		uint32_t posted = 0;
+		if (!queue.complete(record.recv_index, &wr_id, &posted))
 			return false;
 		*wc = {};
 		wc->wr_id = wr_id;
-		wc->status = static_cast<ibv_wc_status>(record.status);
-		wc->opcode = static_cast<ibv_wc_opcode>(record.opcode);
-		wc->byte_len = record.byte_len;
+		wc->status = static_cast<ibv_wc_status>(status);
+		wc->opcode = static_cast<ibv_wc_opcode>(opcode);
+		// A RECV's data lies in the posted buffers; WRITE with immediate reports the write's length.
+		wc->byte_len = opcode == IBV_WC_RECV ? std::min(byte_len, posted) : byte_len;
 		wc->imm_data = record.imm_data;
 		wc->qp_num = record.qp_num;
 		wc->src_qp = record.src_qp;
-		wc->wc_flags = record.wc_flags & (IBV_WC_GRH | IBV_WC_WITH_IMM);
+		wc->wc_flags = flags & (IBV_WC_GRH | IBV_WC_WITH_IMM);
 		return true;
 	}
 	return false;
@@ -198,8 +210,6 @@ int poll_cq(ibv_cq *ibv, int num_entries, ibv_wc *wc) noexcept
 int req_notify_cq(ibv_cq *ibv, int solicited_only) noexcept
 {
 	CompletionQueue *cq = CompletionQueue::from(ibv);
-	if (ibv->channel == nullptr)
-		return EINVAL;
 	progress_for(*cq); // the application is likely to sleep next: run what it posted
 	cq->ring.header().armed.store(solicited_only != 0 ? 2 : 1, std::memory_order_seq_cst);
 	// Completions that arrived before arming do not fire the event (verbs semantics): the
@@ -240,15 +250,17 @@ int get_cq_event(ibv_comp_channel *ibv, ibv_cq **cq_out, void **cq_context) noex
 				if (candidate->ring.header().event_pending.exchange(0, std::memory_order_acq_rel) !=
 				    0) {
 					cq = candidate;
+					// Counted while the channel still lists it: a destroy_cq taking it off the
+					// list afterwards waits for this event's ack.
+					pthread_mutex_lock(&cq->cq()->mutex);
+					++cq->events_reported;
+					pthread_mutex_unlock(&cq->cq()->mutex);
 					break;
 				}
 			}
 		}
 		if (cq == nullptr)
 			continue; // the CQ of this event was destroyed: wait for the next one
-		pthread_mutex_lock(&cq->cq()->mutex);
-		++cq->events_reported;
-		pthread_mutex_unlock(&cq->cq()->mutex);
 		*cq_out = cq->cq();
 		*cq_context = cq->cq()->cq_context;
 		return 0;

@@ -43,6 +43,8 @@ Context *Context::open(Device *device) noexcept
 
 void Context::close() noexcept
 {
+	// The background progress stops first (a tick may post async events into what goes below).
+	ticker.reset();
 	ibv_context *ibv = this->ibv();
 	::close(ibv->cmd_fd);
 	::close(ibv->async_fd);

@@ -49,12 +49,15 @@ void __verbs_log(void *context, int level, const char *format, ...)
 	(void)format;
 }
 
-// Every other private entry point: a provider command, refused.
+// Every other private entry point: a provider command, refused. (The macros define functions:
+// their replacement lists cannot be parenthesized.)
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define SOFTDPU_REFUSED_COMMAND(name)                                                                                  \
 	int name(void)                                                                                                 \
 	{                                                                                                              \
 		return EOPNOTSUPP;                                                                                     \
 	}
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define SOFTDPU_REFUSED_POINTER(name)                                                                                  \
 	void *name(void)                                                                                               \
 	{                                                                                                              \

@@ -180,8 +180,12 @@ int ReceiveQueue::post(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept
 		target->num_sge = static_cast<uint32_t>(wr->num_sge);
 		for (int i = 0; i < wr->num_sge; ++i)
 			target->sge[i] = {wr->sg_list[i].addr, wr->sg_list[i].length, wr->sg_list[i].lkey};
+		uint64_t length = 0;
+		for (int i = 0; i < wr->num_sge; ++i)
+			length += wr->sg_list[i].length;
 		slot.position = head;
 		slot.wr_id = wr->wr_id;
+		slot.length = static_cast<uint32_t>(std::min<uint64_t>(length, UINT32_MAX));
 		slot.busy = true;
 		++head;
 		header->head.store(head, std::memory_order_release);
@@ -189,7 +193,7 @@ int ReceiveQueue::post(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept
 	return 0;
 }
 
-bool ReceiveQueue::complete(uint64_t position, uint64_t *wr_id) noexcept
+bool ReceiveQueue::complete(uint64_t position, uint64_t *wr_id, uint32_t *posted_length) noexcept
 {
 	if (slots == 0)
 		return false;
@@ -197,9 +201,12 @@ bool ReceiveQueue::complete(uint64_t position, uint64_t *wr_id) noexcept
 	// post takes no other, so it may be taken here under a CQ's or a queue pair's lock).
 	std::lock_guard lock(mutex);
 	Slot &slot = shadow[position & (slots - 1)];
-	if (!slot.busy || slot.position != position)
+	// Peers' records carry the low 32 bits of the position (CompletionRecord::recv_index).
+	if (!slot.busy || static_cast<uint32_t>(slot.position) != static_cast<uint32_t>(position))
 		return false;
 	*wr_id = slot.wr_id;
+	if (posted_length != nullptr)
+		*posted_length = slot.length;
 	slot.busy = false;
 	return true;
 }
@@ -211,7 +218,8 @@ std::vector<uint64_t> ReceiveQueue::claim_all() noexcept
 		return claimed;
 	std::lock_guard lock(mutex);
 	uint64_t tail = header->tail.load(std::memory_order_acquire);
-	while (tail < head) {
+	// Peers write the tail: one that is not within a ring of the head is a lie (nothing to claim).
+	while (tail < head && head - tail <= slots) {
 		if (header->tail.compare_exchange_weak(tail, tail + 1, std::memory_order_acq_rel)) {
 			try {
 				claimed.push_back(tail);
@@ -330,6 +338,7 @@ void set_state_locked(QueuePair &qp, ibv_qp_state state) noexcept
 
 void enter_error_locked(QueuePair &qp) noexcept
 {
+	qp.retry_deadline_ns = 0;
 	set_state_locked(qp, IBV_QPS_ERR);
 	flush_locked(qp);
 }
@@ -670,8 +679,12 @@ Outcome deliver(QueuePair &qp, RemoteQp &remote, const SendSlot &slot, size_t co
 						break;
 					}
 				if (failure == Status::peer_gone || !target_ready(remote)) {
-					// Nobody will read the completion (the process or its queue pair went away
-					// meanwhile): retried until the budget ends.
+					// The process or its queue pair went away meanwhile: the request is retried
+					// until the budget ends, and the receive it claimed comes back flushed (if
+					// anyone is left to see it).
+					record.status = IBV_WC_WR_FLUSH_ERR;
+					record.byte_len = 0;
+					(void)remote.cq.produce(record);
 					outcome.retry = true;
 					return outcome;
 				}
@@ -785,8 +798,10 @@ Outcome execute(QueuePair &qp, SendSlot &slot, const ibv_sge *sges) noexcept
 		outcome.byte_len = static_cast<uint32_t>(total);
 		if (slot.opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
 			Outcome notified = deliver(qp, *remote, slot, 0, total, false);
-			if (notified.retry) // another sender took the receive in between
-				notified = {false, IBV_WC_RNR_RETRY_EXC_ERR, 0, false};
+			if (notified.retry) { // another sender took the receive in between: retried (RNR)
+				notified.rnr = true;
+				return notified;
+			}
 			notified.byte_len = static_cast<uint32_t>(total);
 			return notified;
 		}
@@ -955,8 +970,10 @@ void progress_locked(QueuePair &qp) noexcept
 		if (outcome.retry) {
 			const uint64_t now = now_ns();
 			const uint64_t budget = outcome.rnr ? rnr_budget_ns(qp.attr) : retry_budget_ns(qp.attr);
-			if (qp.retry_deadline_ns == 0)
+			// A wait of another kind (RNR, or no answer) starts its own budget.
+			if (qp.retry_deadline_ns == 0 || qp.retry_rnr != outcome.rnr)
 				qp.retry_deadline_ns = budget == kNeverNs ? kNeverNs : now + budget;
+			qp.retry_rnr = outcome.rnr;
 			if (now < qp.retry_deadline_ns)
 				break; // try again at the next poll or tick
 			qp.retry_deadline_ns = 0;
@@ -973,7 +990,9 @@ void progress_locked(QueuePair &qp) noexcept
 			return;
 		}
 	}
-	qp.pending.store(qp.sq_done != qp.sq_head, std::memory_order_release);
+	// A peer lost meanwhile (the agent set pending) keeps the queue pair pending.
+	qp.pending.store(qp.sq_done != qp.sq_head || qp.peer_lost.load(std::memory_order_acquire),
+			 std::memory_order_release);
 }
 
 // Work waits in the send queue, or a sender reported this queue pair failed as responder.
@@ -985,7 +1004,11 @@ static bool needs_progress(QueuePair &qp) noexcept
 
 void progress_context(Context &context) noexcept
 {
-	std::lock_guard lock(context.qps_mutex);
+	// Never waits for the list: an application thread holding it may be connecting, which needs
+	// the agent thread that runs the tick.
+	std::unique_lock lock(context.qps_mutex, std::try_to_lock);
+	if (!lock.owns_lock())
+		return;
 	for (QueuePair *qp : context.qps) {
 		if (!needs_progress(*qp))
 			continue;
@@ -1213,6 +1236,7 @@ int modify_qp(ibv_qp *ibv, ibv_qp_attr *attr, int mask) noexcept
 		qp.ud_peers.clear();
 		qp.peer_lost.store(false);
 		qp.lost_deadline_ns = 0;
+		qp.retry_deadline_ns = 0;
 		qp.sq_done = qp.sq_head = 0;
 		qp.pending.store(false);
 		if (ibv->srq == nullptr) {
@@ -1420,15 +1444,16 @@ int post_send(ibv_qp *ibv, ibv_send_wr *wr, ibv_send_wr **bad_wr) noexcept
 int post_recv(ibv_qp *ibv, ibv_recv_wr *wr, ibv_recv_wr **bad_wr) noexcept
 {
 	QueuePair &qp = *QueuePair::from(ibv);
+	// Under the queue pair's lock: a move to ERR cannot slip between the state check and the post
+	// (a receive posted then is flushed here).
+	std::lock_guard lock(qp.mutex);
 	if (ibv->srq != nullptr || ibv->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
 	const int error = qp.rq.post(wr, bad_wr);
-	if (error == 0 && ibv->state == IBV_QPS_ERR) {
-		std::lock_guard lock(qp.mutex);
+	if (error == 0 && ibv->state == IBV_QPS_ERR)
 		flush_locked(qp);
-	}
 	return error;
 }
 

@@ -190,7 +190,8 @@ struct ReceiveQueue {
 	struct Slot {
 		uint64_t position = 0;
 		uint64_t wr_id = 0;
-		bool busy = false; // posted and not yet completed
+		uint32_t length = 0; // of the scatter list posted (a completion never says more)
+		bool busy = false;   // posted and not yet completed
 	};
 	std::vector<Slot> shadow;
 	std::mutex mutex; // posting and completing (the shadow slots)
@@ -202,7 +203,7 @@ struct ReceiveQueue {
 	int post(ibv_recv_wr *wr, ibv_recv_wr **bad) noexcept;
 	// Validates a peer's record for `position`: the slot is busy with that position. Returns the
 	// wr_id and frees the slot.
-	bool complete(uint64_t position, uint64_t *wr_id) noexcept;
+	bool complete(uint64_t position, uint64_t *wr_id, uint32_t *posted_length = nullptr) noexcept;
 	// Claims every entry no peer has claimed (the owner flushing in error): their positions.
 	std::vector<uint64_t> claim_all() noexcept;
 };
@@ -287,6 +288,7 @@ public:
 	uint64_t sq_head = 0;           // next to post
 	uint64_t sq_done = 0;           // next to execute
 	uint64_t retry_deadline_ns = 0; // the head request waits (no receive posted, peer not ready)
+	bool retry_rnr = false;         // ... and for which of the two: each kind has its own budget
 	uint64_t lost_deadline_ns = 0;  // the peer went away with nothing outstanding: error from then
 	ReceiveQueue rq;                // unused (0 slots) with an SRQ
 	std::unique_ptr<device::rdma::transport::Binding> binding;

@@ -140,7 +140,9 @@ ibv_device **ibv_get_device_list(int *num_devices)
 		const std::vector<Device *> *devices = device_list();
 		if (devices == nullptr)
 			return nullptr;
-		auto **list = static_cast<ibv_device **>(std::calloc(devices->size() + 1, sizeof(ibv_device *)));
+		// An array of pointers, NULL-terminated, that ibv_free_device_list frees with free().
+		auto **list = static_cast<ibv_device **>(
+		    std::calloc(devices->size() + 1, sizeof(ibv_device *))); // NOLINT(bugprone-sizeof-expression)
 		if (list == nullptr) {
 			errno = ENOMEM;
 			return nullptr;
