@@ -51,19 +51,19 @@ void __verbs_log(void *context, int level, const char *format, ...)
 
 // Every other private entry point: a provider command, refused. (The macros define functions:
 // their replacement lists cannot be parenthesized.)
-// NOLINTNEXTLINE(bugprone-macro-parentheses)
+// NOLINTBEGIN(bugprone-macro-parentheses)
 #define SOFTDPU_REFUSED_COMMAND(name)                                                                                  \
 	int name(void)                                                                                                 \
 	{                                                                                                              \
 		return EOPNOTSUPP;                                                                                     \
 	}
-// NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define SOFTDPU_REFUSED_POINTER(name)                                                                                  \
 	void *name(void)                                                                                               \
 	{                                                                                                              \
 		errno = EOPNOTSUPP;                                                                                    \
 		return nullptr;                                                                                        \
 	}
+// NOLINTEND(bugprone-macro-parentheses)
 
 SOFTDPU_REFUSED_COMMAND(__ioctl_final_num_attrs)
 SOFTDPU_REFUSED_POINTER(_verbs_init_and_alloc_context)

@@ -192,6 +192,12 @@ ibv_context *ibv_open_device(ibv_device *device)
 			errno = ENODEV;
 			return nullptr;
 		}
+		// A function the topology marks unavailable is listed but cannot be opened (as
+		// doca_dev_open answers NOT_CONNECTED for it).
+		if (!Device::from(device)->info->function->available) {
+			errno = ENODEV;
+			return nullptr;
+		}
 		Context *context = Context::open(Device::from(device));
 		if (context == nullptr)
 			return nullptr;
