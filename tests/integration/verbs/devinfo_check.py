@@ -47,7 +47,7 @@ def expected_devices(topology, side):
             "sys_image_guid": guid_text(eui64(pf["mac"])) if "mac" in pf else None,
             "gids": [(g, t) for g in gids for t in ("RoCE v1", "RoCE v2")],
         }
-    return devices, [f["ibdev"] for f in functions]
+    return devices, [f["ibdev"] for f in functions], [f["ibdev"] for f in functions if f.get("available") is False]
 
 
 def run(argv, env):
@@ -96,7 +96,7 @@ def main():
     else:
         topology = json.loads(subprocess.run([softdpu, "topology", "default"], check=True,
                                              capture_output=True, text=True).stdout)
-    expected, all_names = expected_devices(topology, side)
+    expected, all_names, unavailable = expected_devices(topology, side)
     failures = []
 
     listing = run(["ibv_devices"], env)
@@ -109,12 +109,18 @@ def main():
         if name in expected and guid != expected[name]["node_guid"].replace(":", ""):
             failures.append(f"ibv_devices: {name} has GUID {guid}, expected {expected[name]['node_guid']}")
 
+    # A function the topology marks unavailable is listed but cannot be opened: ibv_devinfo says so
+    # for it (and exits non-zero) and shows the others.
     info = run(["ibv_devinfo", "-v"], env)
-    if info.returncode != 0:
-        failures.append("ibv_devinfo -v failed")
+    if (info.returncode != 0) != bool(unavailable):
+        failures.append(f"ibv_devinfo -v exited {info.returncode} with unavailable devices {unavailable}")
     devices = parse_devinfo(info.stdout)
-    if sorted(devices) != sorted(all_names):
-        failures.append(f"ibv_devinfo lists {sorted(devices)}, expected {sorted(all_names)}")
+    openable = [n for n in all_names if n not in unavailable]
+    if sorted(devices) != sorted(openable):
+        failures.append(f"ibv_devinfo lists {sorted(devices)}, expected {sorted(openable)}")
+    for name in unavailable:
+        if run(["ibv_devinfo", "-d", name], env).returncode == 0:
+            failures.append(f"ibv_devinfo -d {name} opened a device the topology marks unavailable")
     for name, want in expected.items():
         got = devices.get(name)
         if got is None:
