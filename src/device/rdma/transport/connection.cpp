@@ -720,6 +720,7 @@ Status Peer::transfer(bool write, RemoteOp *ops, size_t count, uint32_t pd_id, u
 	}
 	struct iovec local[IOV_MAX];
 	struct iovec remote[IOV_MAX];
+	struct iovec merged[IOV_MAX];
 	uint32_t included[IOV_MAX];
 	const auto pid = static_cast<pid_t>(pid_);
 	const auto copy = [&](const struct iovec *l, size_t nl, const struct iovec *r, size_t nr) {
@@ -765,7 +766,18 @@ Status Peer::transfer(bool write, RemoteOp *ops, size_t count, uint32_t pd_id, u
 		}
 		if (n == 0)
 			continue;
-		const ssize_t done = copy(local, nl, remote, nr);
+		// Neighbouring remote ranges go as one (the local and remote lists are two streams): the
+		// kernel pins the target's pages once per range, so a run of small writes to consecutive
+		// addresses costs one pin instead of one per write.
+		size_t nm = 0;
+		for (size_t k = 0; k < nr; ++k) {
+			if (nm > 0 &&
+			    static_cast<char *>(merged[nm - 1].iov_base) + merged[nm - 1].iov_len == remote[k].iov_base)
+				merged[nm - 1].iov_len += remote[k].iov_len;
+			else
+				merged[nm++] = remote[k];
+		}
+		const ssize_t done = copy(local, nl, merged, nm);
 		if (done >= 0 && static_cast<uint64_t>(done) == total) {
 			*ok_count += n;
 			continue;
