@@ -31,6 +31,25 @@ void report_overrun(CompletionQueue &cq) noexcept
 	Context::from(cq.cq()->context)->post_async_event(event);
 }
 
+// Raises IBV_EVENT_SRQ_LIMIT_REACHED once when fewer receives than the armed limit wait in the
+// SRQ to be claimed, and disarms it.
+void check_srq_limit(SharedReceiveQueue &srq) noexcept
+{
+	uint32_t limit = srq.limit.load(std::memory_order_acquire);
+	if (limit == 0)
+		return;
+	const ReceiveQueue &queue = srq.queue;
+	const uint64_t tail = queue.header->tail.load(std::memory_order_acquire);
+	const uint64_t posted = queue.header->head.load(std::memory_order_acquire);
+	const uint64_t waiting = posted >= tail && posted - tail <= queue.slots ? posted - tail : 0;
+	if (waiting >= limit || !srq.limit.compare_exchange_strong(limit, 0, std::memory_order_acq_rel))
+		return;
+	ibv_async_event event{};
+	event.element.srq = &srq.ibv;
+	event.event_type = IBV_EVENT_SRQ_LIMIT_REACHED;
+	Context::from(srq.ibv.context)->post_async_event(event);
+}
+
 // A peer's record as a work completion, when it names a receive this process posted on a queue
 // pair of this CQ. Called with cq.mutex held.
 bool resolve_peer_record(CompletionQueue &cq, const device::rdma::CompletionRecord &record, ibv_wc *wc) noexcept
@@ -54,6 +73,8 @@ bool resolve_peer_record(CompletionQueue &cq, const device::rdma::CompletionReco
 		uint32_t posted = 0;
 		if (!queue.complete(record.recv_index, &wr_id, &posted))
 			return false;
+		if (qp->qp()->srq != nullptr)
+			check_srq_limit(*SharedReceiveQueue::from(qp->qp()->srq));
 		*wc = {};
 		wc->wr_id = wr_id;
 		wc->status = static_cast<ibv_wc_status>(status);

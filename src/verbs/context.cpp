@@ -109,7 +109,7 @@ void query_device(const Context &context, ibv_device_attr *attr) noexcept
 	attr->max_qp_wr = Limits::max_qp_wr;
 	attr->device_cap_flags = IBV_DEVICE_BAD_PKEY_CNTR | IBV_DEVICE_BAD_QKEY_CNTR | IBV_DEVICE_CHANGE_PHY_PORT |
 				 IBV_DEVICE_PORT_ACTIVE_EVENT | IBV_DEVICE_SYS_IMAGE_GUID | IBV_DEVICE_RC_RNR_NAK_GEN |
-				 IBV_DEVICE_SRQ_RESIZE | IBV_DEVICE_N_NOTIFY_CQ;
+				 IBV_DEVICE_N_NOTIFY_CQ;
 	attr->max_sge = Limits::max_sge;
 	attr->max_sge_rd = Limits::max_sge_rd;
 	attr->max_cq = Limits::max_cq;

@@ -1482,6 +1482,7 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr &init) noexcept
 	srq->pd_id = pd->handle;
 	srq->attr = init.attr;
 	srq->attr.max_wr = srq->queue.slots;
+	srq->attr.srq_limit = 0; // armed only by ibv_modify_srq (the limit given at creation is not used)
 	init.attr.max_wr = srq->queue.slots;
 	srq->ibv.context = pd->context;
 	srq->ibv.srq_context = init.srq_context;
@@ -1503,14 +1504,16 @@ int modify_srq(ibv_srq *ibv, const ibv_srq_attr &attr, int mask) noexcept
 	if ((mask & IBV_SRQ_LIMIT) != 0) {
 		if (attr.srq_limit > srq.attr.max_wr)
 			return EINVAL;
-		srq.attr.srq_limit = attr.srq_limit;
+		srq.limit.store(attr.srq_limit, std::memory_order_release);
 	}
 	return 0;
 }
 
 int query_srq(ibv_srq *ibv, ibv_srq_attr *attr) noexcept
 {
-	*attr = SharedReceiveQueue::from(ibv)->attr;
+	SharedReceiveQueue &srq = *SharedReceiveQueue::from(ibv);
+	*attr = srq.attr;
+	attr->srq_limit = srq.limit.load(std::memory_order_acquire);
 	return 0;
 }
 

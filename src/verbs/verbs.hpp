@@ -211,7 +211,11 @@ struct ReceiveQueue {
 struct SharedReceiveQueue {
 	ibv_srq ibv{};
 	std::atomic<uint32_t> users{0}; // QPs that receive from it
-	ibv_srq_attr attr{};
+	ibv_srq_attr attr{};            // max_wr, max_sge; the limit is `limit`
+	// The limit set with ibv_modify_srq (0: not armed). When fewer receives than that wait to be
+	// claimed, IBV_EVENT_SRQ_LIMIT_REACHED is raised once and the limit goes back to 0 (verbs
+	// semantics); the owner checks as it takes completions.
+	std::atomic<uint32_t> limit{0};
 	ReceiveQueue queue;
 	uint32_t pd_id = 0;
 

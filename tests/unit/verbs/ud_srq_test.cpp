@@ -3,6 +3,8 @@
 // RC queue pairs, within one process.
 #include "verbs_test_support.hpp"
 
+#include <poll.h>
+
 #include <vector>
 
 namespace {
@@ -273,6 +275,38 @@ TEST_F(VerbsSrq, ErrorOnOneQueuePairLeavesTheSrqsReceives)
 	const auto received = poll_n(receivers_[1].recv_cq, 1);
 	ASSERT_EQ(received.size(), 1u);
 	EXPECT_EQ(received[0].wr_id, 5u);
+}
+
+// ibv_modify_srq's limit arms the SRQ: once fewer receives than the limit wait in it,
+// IBV_EVENT_SRQ_LIMIT_REACHED comes once and the limit reads 0 again.
+TEST_F(VerbsSrq, LimitReachedIsReportedOnceAndDisarms)
+{
+	for (uint64_t i = 0; i < 4; ++i) {
+		ASSERT_EQ(post_srq(10 + i, {sge(100 * i, 64)}), 0);
+	}
+	ibv_srq_attr attr{};
+	attr.srq_limit = 3;
+	ASSERT_EQ(ibv_modify_srq(srq_, &attr, IBV_SRQ_LIMIT), 0);
+	// One message: 3 receives left, not below the limit.
+	ASSERT_EQ(senders_[0].post(IBV_WR_SEND, {senders_[0].sge(0, 8)}), 0);
+	ASSERT_EQ(poll_n(receivers_[0].recv_cq, 1).size(), 1u);
+	pollfd pfd{ctx_->async_fd, POLLIN, 0};
+	EXPECT_EQ(poll(&pfd, 1, 20), 0) << "an event before the limit was crossed";
+	// The second leaves 2: the event comes, for this SRQ.
+	ASSERT_EQ(senders_[1].post(IBV_WR_SEND, {senders_[1].sge(0, 8)}), 0);
+	ASSERT_EQ(poll_n(receivers_[1].recv_cq, 1).size(), 1u);
+	ASSERT_EQ(poll(&pfd, 1, verbs_test::kTimeoutMs), 1);
+	ibv_async_event event{};
+	ASSERT_EQ(ibv_get_async_event(ctx_, &event), 0);
+	EXPECT_EQ(event.event_type, IBV_EVENT_SRQ_LIMIT_REACHED);
+	EXPECT_EQ(event.element.srq, srq_);
+	ibv_ack_async_event(&event);
+	ASSERT_EQ(ibv_query_srq(srq_, &attr), 0);
+	EXPECT_EQ(attr.srq_limit, 0u) << "the SRQ is disarmed";
+	// Disarmed: the next message raises nothing.
+	ASSERT_EQ(senders_[0].post(IBV_WR_SEND, {senders_[0].sge(0, 8)}), 0);
+	ASSERT_EQ(poll_n(receivers_[0].recv_cq, 1).size(), 1u);
+	EXPECT_EQ(poll(&pfd, 1, 20), 0);
 }
 
 } // namespace
