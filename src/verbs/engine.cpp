@@ -669,8 +669,8 @@ Outcome deliver(QueuePair &qp, RemoteQp &remote, const SendSlot &slot, size_t co
 					++iov_used;
 				}
 			}
-			const size_t done =
-			    remote.peer->write_batch(qp.ops.data(), op_count, target_pd, transport::kAccessLocalWrite);
+			const size_t done = remote.peer->write_ordered(qp.ops.data(), op_count, target_pd,
+								       transport::kAccessLocalWrite);
 			if (done != op_count) {
 				Status failure = Status::ok;
 				for (size_t i = 0; i < op_count; ++i)
@@ -905,7 +905,7 @@ size_t write_run(QueuePair &qp) noexcept
 	}
 	if (ops < 2)
 		return 0; // a single request goes through execute()
-	qp.remote->peer->write_batch(qp.ops.data(), ops, qp.remote->info.pd_id);
+	qp.remote->peer->write_ordered(qp.ops.data(), ops, qp.remote->info.pd_id);
 	size_t completed = 0;
 	for (; completed < ops; ++completed) {
 		if (qp.ops[completed].status != Status::ok)

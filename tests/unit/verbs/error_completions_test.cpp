@@ -4,6 +4,7 @@
 // flushing its receives, and a destination queue pair that does not exist.
 #include "verbs_test_support.hpp"
 
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -407,6 +408,29 @@ TEST(VerbsFlushOrder, ReceivesCompleteInOrderAcrossAFlush)
 	EXPECT_EQ(received[0].status, IBV_WC_SUCCESS);
 	EXPECT_EQ(received[1].wr_id, 2u);
 	EXPECT_EQ(received[1].status, IBV_WC_WR_FLUSH_ERR);
+}
+
+// Requests run in order and stop at the first error: of three RDMA WRITEs run in one batch, the
+// one with a bad key fails, the one after it is flushed and its data never lands.
+TEST(VerbsErrorCompletionsOrder, AWriteAfterAFailedOneInTheSameBatchDoesNotLand)
+{
+	RcPair pair;
+	ASSERT_TRUE(pair.connect());
+	Endpoint &a = pair.a;
+	Endpoint &b = pair.b;
+	std::memset(a.buf(), 0x5a, 64);
+	// Queued without a poll in between, they go out as one batch.
+	ASSERT_EQ(a.post(IBV_WR_RDMA_WRITE, {a.sge(0, 16)}, b.addr(0), b.mr->rkey, IBV_SEND_SIGNALED, 1), 0);
+	ASSERT_EQ(a.post(IBV_WR_RDMA_WRITE, {a.sge(0, 16)}, b.addr(64), b.mr->rkey ^ 0xff, IBV_SEND_SIGNALED, 2), 0);
+	ASSERT_EQ(a.post(IBV_WR_RDMA_WRITE, {a.sge(0, 16)}, b.addr(128), b.mr->rkey, IBV_SEND_SIGNALED, 3), 0);
+	const auto done = poll_n(a.send_cq, 3);
+	ASSERT_EQ(done.size(), 3u);
+	EXPECT_EQ(done[0].status, IBV_WC_SUCCESS);
+	EXPECT_EQ(done[1].status, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(done[2].status, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_EQ(b.buf()[0], 0x5a);
+	EXPECT_EQ(b.buf()[64], 0);
+	EXPECT_EQ(b.buf()[128], 0) << "a write after the failed one landed";
 }
 
 } // namespace

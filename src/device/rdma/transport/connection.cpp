@@ -710,7 +710,7 @@ Status Peer::copy_failed(int err, bool write, const struct iovec *local, size_t 
 }
 
 Status Peer::transfer(bool write, RemoteOp *ops, size_t count, uint32_t pd_id, uint32_t required_access,
-		      size_t *ok_count) noexcept
+		      size_t *ok_count, bool ordered) noexcept
 {
 	*ok_count = 0;
 	if (gone()) {
@@ -751,8 +751,16 @@ Status Peer::transfer(bool write, RemoteOp *ops, size_t count, uint32_t pd_id, u
 			op.status = wraps
 					? Status::local_fault
 					: table_->check(op.key, op.remote_addr, length, required_access, pd_id, &addr);
-			if (op.status != Status::ok)
+			if (op.status != Status::ok) {
+				if (ordered) {
+					// What comes before is copied below; nothing after.
+					for (size_t k = i + 1; k < count; ++k)
+						ops[k].status = Status::skipped;
+					i = count;
+					break;
+				}
 				continue;
+			}
 			if (length == 0) {
 				++*ok_count;
 				continue;
@@ -832,6 +840,13 @@ size_t Peer::write_batch(RemoteOp *ops, size_t count, uint32_t pd_id, uint32_t r
 {
 	size_t ok = 0;
 	transfer(true, ops, count, pd_id, required_access, &ok);
+	return ok;
+}
+
+size_t Peer::write_ordered(RemoteOp *ops, size_t count, uint32_t pd_id, uint32_t required_access) noexcept
+{
+	size_t ok = 0;
+	transfer(true, ops, count, pd_id, required_access, &ok, true);
 	return ok;
 }
 

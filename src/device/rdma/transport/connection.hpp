@@ -116,6 +116,11 @@ public:
 			   uint32_t required_access = kAccessRemoteWrite) noexcept;
 	size_t read_batch(RemoteOp *ops, size_t count, uint32_t pd_id,
 			  uint32_t required_access = kAccessRemoteRead) noexcept;
+	// write_batch in order, as a queue pair's requests run: an op the target's table refuses
+	// stops the batch there, and the ops after it are not copied (Status::skipped). Returns the
+	// number of leading ops that are ok.
+	size_t write_ordered(RemoteOp *ops, size_t count, uint32_t pd_id,
+			     uint32_t required_access = kAccessRemoteWrite) noexcept;
 
 	// Remote atomics on 8 bytes at remote_addr (8-aligned: else remote_invalid_request), atomic
 	// against every other softdpu atomic on that memory (never against plain CPU stores of the
@@ -129,7 +134,7 @@ public:
 private:
 	Peer() = default;
 	Status transfer(bool write, RemoteOp *ops, size_t count, uint32_t pd_id, uint32_t required_access,
-			size_t *ok_count) noexcept;
+			size_t *ok_count, bool ordered = false) noexcept;
 	Status atomic(uint32_t key, uint64_t remote_addr, bool cas, uint64_t compare, uint64_t value, uint32_t pd_id,
 		      uint32_t required_access, uint64_t *original) noexcept;
 	Status copy_failed(int err, bool write, const struct iovec *local, size_t local_count) noexcept;

@@ -37,6 +37,8 @@ const char *to_string(Status status) noexcept
 		return "no resources";
 	case Status::system_error:
 		return "system error";
+	case Status::skipped:
+		return "skipped";
 	}
 	return "unknown status";
 }

@@ -16,6 +16,7 @@ enum class Status : uint8_t {
 	invalid_argument,       // the caller's arguments are wrong (logged)
 	no_resources,           // a table is full, no qpn left, too many iovecs or descriptors
 	system_error,           // a system call failed unexpectedly (logged)
+	skipped,                // an ordered batch stopped before this op (nothing of it was copied)
 };
 
 const char *to_string(Status status) noexcept;
