@@ -43,6 +43,15 @@ struct QpEx {
 	static QpEx *of(ibv_qp_ex *qp) noexcept;
 };
 
+// The engine CQ behind a DevX CQ object (CREATE_CQ through mlx5dv_devx_obj_create), and the context
+// a DevX object was created on: for event channels. Null with errno EINVAL for a null object or,
+// for devx_cq_of, an object that is not a CQ. (Implemented by the DevX object layer.)
+namespace wq {
+class Cq;
+}
+wq::Cq *devx_cq_of(mlx5dv_devx_obj *obj) noexcept;
+ibv_context *devx_context_of(mlx5dv_devx_obj *obj) noexcept;
+
 // True when `context` is open on one of softdpu's devices.
 bool is_ours(const ibv_context *context) noexcept;
 
