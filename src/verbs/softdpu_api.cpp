@@ -141,8 +141,14 @@ int softdpu_verbs_device_mac(const ibv_device *device, uint8_t mac[6])
 {
 	if (device == nullptr || mac == nullptr || !is_our_device(device))
 		return EINVAL;
-	const auto &bytes = Device::from(const_cast<ibv_device *>(device))->info->mac;
-	std::memcpy(mac, bytes.data(), bytes.size());
+	// The MAC the link-local GID (index 0) is formed from (modified EUI-64): the topology's, or the
+	// one derived from the function's name when the topology gives none.
+	const auto &gids = Device::from(const_cast<ibv_device *>(device))->info->gids;
+	if (gids.empty())
+		return EINVAL;
+	const auto &gid = gids.front().gid;
+	const uint8_t bytes[6] = {static_cast<uint8_t>(gid[8] ^ 0x02), gid[9], gid[10], gid[13], gid[14], gid[15]};
+	std::memcpy(mac, bytes, sizeof(bytes));
 	return 0;
 }
 

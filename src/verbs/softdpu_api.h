@@ -45,7 +45,8 @@ int softdpu_verbs_register_key(struct ibv_pd *pd, void *addr, size_t length, uin
 /* Ends a registration of softdpu_verbs_register_key. 0 or EINVAL (not a key registered in pd). */
 int softdpu_verbs_unregister_key(struct ibv_pd *pd, uint32_t key);
 
-/* The MAC address of `device`'s function (as its RoCE GIDs derive from it). 0 or EINVAL. */
+/* The MAC address of `device`'s function: the one its link-local RoCE GID (index 0) is formed
+ * from. 0 or EINVAL. */
 int softdpu_verbs_device_mac(const struct ibv_device *device, uint8_t mac[6]);
 
 #ifdef __cplusplus
