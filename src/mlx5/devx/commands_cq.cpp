@@ -103,6 +103,8 @@ int CommandProcessor::create_cq(Command &command)
 
 int CommandProcessor::query_cq(Command &command)
 {
+	if (command.op_mod != 0)
+		return fail(command.out, command.outlen, prm::kStatusBadOp, kSyndromeUnknownOpMod);
 	const uint32_t cqn = prm::get(command.in, prm::object_id);
 	std::array<uint8_t, prm::query_cq_out::kBytes> answer{};
 	uint8_t *cqc = answer.data() + prm::query_cq_out::kCqc / 8;

@@ -92,6 +92,8 @@ int CommandProcessor::create_mkey(Command &command)
 
 int CommandProcessor::query_mkey(Command &command)
 {
+	if (command.op_mod != 0)
+		return fail(command.out, command.outlen, prm::kStatusBadOp, kSyndromeUnknownOpMod);
 	const auto found = mkeys_.find(prm::get(command.in, prm::object_id));
 	if (found == mkeys_.end())
 		return fail(command.out, command.outlen, prm::kStatusBadRes, kSyndromeNoSuchMkey);

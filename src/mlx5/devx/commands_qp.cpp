@@ -289,6 +289,8 @@ int CommandProcessor::modify_qp(Command &command)
 
 int CommandProcessor::query_qp(Command &command)
 {
+	if (command.op_mod != 0)
+		return fail(command.out, command.outlen, prm::kStatusBadOp, kSyndromeUnknownOpMod);
 	Qp *devx_qp = nullptr;
 	ibv_qp *qp = find_qp(prm::get(command.in, prm::object_id), &devx_qp);
 	if (qp == nullptr)
