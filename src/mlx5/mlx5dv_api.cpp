@@ -225,7 +225,8 @@ mlx5dv_devx_umem *mlx5dv_devx_umem_reg_ex(ibv_context *ctx, mlx5dv_devx_umem_in 
 		return fail_with<mlx5dv_devx_umem>(EOPNOTSUPP); // no dma-buf exporter feeds this device
 	if (umem_in->comp_mask != 0)
 		return fail_with<mlx5dv_devx_umem>(EINVAL);
-	devx::Umem *umem = processor->register_umem(umem_in->addr, umem_in->size, umem_in->access, umem_in->pgsz_bitmap);
+	devx::Umem *umem =
+	    processor->register_umem(umem_in->addr, umem_in->size, umem_in->access, umem_in->pgsz_bitmap);
 	return umem != nullptr ? &umem->dv : nullptr;
 }
 

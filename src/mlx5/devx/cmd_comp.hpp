@@ -15,8 +15,7 @@ namespace softdpu::mlx5::devx {
 CmdComp *create_cmd_comp() noexcept;
 void destroy_cmd_comp(CmdComp *comp) noexcept;
 // 0 or an errno value (EAGAIN: the budget is used up; the query's own check errors).
-int query_async(Object &object, const void *in, size_t inlen, size_t outlen, uint64_t wr_id,
-		CmdComp &comp) noexcept;
+int query_async(Object &object, const void *in, size_t inlen, size_t outlen, uint64_t wr_id, CmdComp &comp) noexcept;
 // One record into `resp`: 0; EAGAIN (none waits and the fd is non-blocking); ENOSPC (the record is
 // longer than resp_len: it stays queued); EINVAL (resp_len under 8 bytes).
 int get_async_cmd_comp(CmdComp &comp, mlx5dv_devx_async_cmd_hdr *resp, size_t resp_len) noexcept;

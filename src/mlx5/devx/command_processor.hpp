@@ -155,7 +155,7 @@ private:
 	DeviceCaps caps_;
 	bool devx_;
 	uint16_t uid_;
-	std::mutex mutex_; // every command and table below
+	std::mutex mutex_;           // every command and table below
 	ibv_qp *verbs_qp_ = nullptr; // the verbs QP of on_verbs_qp while it runs
 	ibv_cq *verbs_cq_ = nullptr; // the verbs CQ of on_verbs_cq while it runs
 	std::map<uint32_t, std::unique_ptr<Umem>> umems_;

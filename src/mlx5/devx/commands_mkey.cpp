@@ -39,8 +39,7 @@ int CommandProcessor::create_mkey(Command &command)
 	if (command.op_mod != 0)
 		return fail(command.out, command.outlen, prm::kStatusBadOp, kSyndromeUnknownOpMod);
 	const uint8_t *mkc = command.in + kMkc / 8;
-	const uint32_t mode =
-	    prm::get(mkc, prm::mkc::access_mode_4_2) << 2 | prm::get(mkc, prm::mkc::access_mode_1_0);
+	const uint32_t mode = prm::get(mkc, prm::mkc::access_mode_4_2) << 2 | prm::get(mkc, prm::mkc::access_mode_1_0);
 	if (mode != prm::mkc::kAccessModeMtt)
 		return fail(command.out, command.outlen, prm::kStatusBadParam, kSyndromeMkeyAccessMode);
 	const uint64_t length = prm::get64(mkc, prm::mkc::len);

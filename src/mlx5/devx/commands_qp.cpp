@@ -263,8 +263,8 @@ int CommandProcessor::modify_qp(Command &command)
 			attr.ah_attr.grh.flow_label = prm::get(path, prm::ads::flow_label);
 			attr.ah_attr.sl = static_cast<uint8_t>(prm::get(path, prm::ads::sl));
 			attr.ah_attr.port_num = port_of(path);
-			mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				IBV_QP_MIN_RNR_TIMER;
+			mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
 			break;
 		}
 		case prm::kRtr2RtsQp:
@@ -274,7 +274,8 @@ int CommandProcessor::modify_qp(Command &command)
 			attr.rnr_retry = static_cast<uint8_t>(prm::get(qpc, prm::qpc::rnr_retry));
 			attr.max_rd_atomic = static_cast<uint8_t>(
 			    std::min<uint32_t>(1u << prm::get(qpc, prm::qpc::log_sra_max), caps_.max_qp_init_rd_atom));
-			mask |= IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+			mask |= IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				IBV_QP_MAX_QP_RD_ATOMIC;
 			break;
 		default: // RTS2RTS: the state stays; no optional attribute is taken (opt_param_mask)
 			break;

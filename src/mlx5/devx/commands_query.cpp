@@ -129,7 +129,8 @@ int CommandProcessor::query_hca_vport_context(Command &command)
 		return fail(command.out, command.outlen, prm::kStatusBadParam, kSyndromePortNum);
 	ibv_device_attr device{};
 	ibv_port_attr port{};
-	if (ibv_query_device(context_, &device) != 0 || ibv_query_port(context_, static_cast<uint8_t>(port_num), &port) != 0)
+	if (ibv_query_device(context_, &device) != 0 ||
+	    ibv_query_port(context_, static_cast<uint8_t>(port_num), &port) != 0)
 		return fail(command.out, command.outlen, prm::kStatusNoResources, kSyndromeNoResources);
 
 	std::array<uint8_t, prm::query_hca_vport_context_out::kBytes> answer{};

@@ -36,10 +36,7 @@ struct Umem {
 	uint32_t users = 0; // mkeys, CQs, QPs that name it (under the processor's mutex)
 
 	// [offset, offset + bytes) lies inside the umem.
-	bool holds(uint64_t offset, uint64_t bytes) const noexcept
-	{
-		return offset <= size && bytes <= size - offset;
-	}
+	bool holds(uint64_t offset, uint64_t bytes) const noexcept { return offset <= size && bytes <= size - offset; }
 };
 
 // A UAR page (mlx5dv_devx_alloc_uar): an mmap'ed page of this process; its page_id is what

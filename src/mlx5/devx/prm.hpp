@@ -442,7 +442,8 @@ static_assert(detail::fits_one_word(object_id));
 static_assert(mkc::log_page_size.end_byte() <= 64 && cqc::dbr_addr.end_byte() == 64);
 static_assert(qpc::dbr_umem_id.end_byte() <= 232 && ads::vhca_port_num.end_byte() <= 44);
 static_assert(create_mkey_in::mkey_umem_offset.end_byte() <= create_mkey_in::kBytes);
-static_assert(create_mkey_in::kMkc / 8 + 64 <= create_mkey_in::kBytes && query_mkey_out::kMkc / 8 + 64 <= query_mkey_out::kBytes);
+static_assert(create_mkey_in::kMkc / 8 + 64 <= create_mkey_in::kBytes &&
+	      query_mkey_out::kMkc / 8 + 64 <= query_mkey_out::kBytes);
 static_assert(create_cq_in::cq_umem_valid.end_byte() <= create_cq_in::kBytes && create_cq_in::kCqc / 8 + 64 == 80);
 static_assert(create_qp_in::wq_umem_valid.end_byte() <= create_qp_in::kBytes && create_qp_in::kQpc / 8 + 232 <= 256);
 static_assert(query_qp_out::kQpc / 8 + 232 <= query_qp_out::kBytes);

@@ -372,8 +372,8 @@ protected:
 		attr.qp_state = IBV_QPS_INIT;
 		attr.port_num = 1;
 		attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
-		ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS),
-			  0);
+		ASSERT_EQ(
+		    ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
 		attr = {};
 		attr.qp_state = IBV_QPS_RTR;
 		attr.path_mtu = IBV_MTU_1024;
@@ -395,8 +395,8 @@ protected:
 		attr.rnr_retry = 7;
 		attr.max_rd_atomic = 1;
 		ASSERT_EQ(ibv_modify_qp(qp, &attr,
-					IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-					    IBV_QP_MAX_QP_RD_ATOMIC),
+					IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+					    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC),
 			  0);
 	}
 
@@ -432,10 +432,9 @@ TEST_F(DevxMkeyDataTest, ADevxMkeyIsTheRkeyAndTheLkeyOfVerbsWrites)
 	    keep(create(mkey_in(pd_->handle, target_umem->umem_id, 4096, 0x10000, 4096, 0x33), &out));
 	ASSERT_NE(target_mkey, nullptr) << errno << " status " << int(status_of(out));
 	const uint32_t rkey = id_of(out) << 8 | 0x33;
-	mlx5dv_devx_obj *source_mkey =
-	    keep(create(mkey_in(pd_->handle, source_umem->umem_id, 0, reinterpret_cast<uintptr_t>(source.data), 4096,
-				0x44, false),
-			&out));
+	mlx5dv_devx_obj *source_mkey = keep(create(
+	    mkey_in(pd_->handle, source_umem->umem_id, 0, reinterpret_cast<uintptr_t>(source.data), 4096, 0x44, false),
+	    &out));
 	ASSERT_NE(source_mkey, nullptr) << errno;
 	const uint32_t lkey = id_of(out) << 8 | 0x44;
 

@@ -31,8 +31,8 @@ TEST_F(DevxQueryTest, NicVportContextCarriesTheFunctionsMac)
 	ibv_gid gid{};
 	ASSERT_EQ(ibv_query_gid(context_, 1, 0, &gid), 0);
 	ASSERT_EQ(gid.raw[0], 0xfe);
-	const std::array<uint8_t, 6> mac{static_cast<uint8_t>(gid.raw[8] ^ 0x02), gid.raw[9], gid.raw[10],
-					 gid.raw[13], gid.raw[14], gid.raw[15]};
+	const std::array<uint8_t, 6> mac{
+	    static_cast<uint8_t>(gid.raw[8] ^ 0x02), gid.raw[9], gid.raw[10], gid.raw[13], gid.raw[14], gid.raw[15]};
 	std::array<uint8_t, 6> reported{};
 	std::memcpy(reported.data(), out.data() + (vport + 0x7a0) / 8 + 2, 6);
 	EXPECT_EQ(reported, mac);
@@ -201,8 +201,9 @@ TEST_F(DevxAsyncTest, OneMebibyteMayWait)
 	const Mailbox in = query_in(index_);
 	const size_t outlen = 256 * 1024;
 	for (int i = 0; i < 4; ++i)
-		ASSERT_EQ(mlx5dv_devx_obj_query_async(mkey_, in.data(), in.size(), outlen, static_cast<uint64_t>(i), comp_),
-			  0)
+		ASSERT_EQ(
+		    mlx5dv_devx_obj_query_async(mkey_, in.data(), in.size(), outlen, static_cast<uint64_t>(i), comp_),
+		    0)
 		    << i;
 	EXPECT_EQ(mlx5dv_devx_obj_query_async(mkey_, in.data(), in.size(), 16, 9, comp_), EAGAIN);
 	std::vector<uint64_t> buffer((8 + outlen) / 8);

@@ -105,7 +105,7 @@ TEST_F(DevxQueuesTest, CqCreateQueryModifyDestroy)
 	// MODIFY_CQ (op_mod 0): moderation, as the field select says.
 	Mailbox modify_in = inbox(kOpModifyCq, 272);
 	prm_set_bits(modify_in.data(), 0x48, 24, cqn);
-	prm_set_bits(modify_in.data(), 0x60, 32, 0x3);         // period and count
+	prm_set_bits(modify_in.data(), 0x60, 32, 0x3);          // period and count
 	prm_set_bits(modify_in.data(), kCqcIn + 0x84, 12, 16);  // cq_period
 	prm_set_bits(modify_in.data(), kCqcIn + 0x90, 16, 100); // cq_max_count
 	Mailbox modified(16);
@@ -134,9 +134,8 @@ TEST_F(DevxQueuesTest, CqChecks)
 	Mailbox big_cqe = cq_in(4, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id);
 	prm_set_bits(big_cqe.data(), kCqcIn + 0x08, 3, 1);
 	cases.push_back({"128-byte CQEs", big_cqe, kBadParam, 0x5d000023});
-	cases.push_back(
-	    {"unallocated UAR", cq_in(4, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id + 1000), kBadParam,
-	     0x5d000016});
+	cases.push_back({"unallocated UAR", cq_in(4, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id + 1000),
+			 kBadParam, 0x5d000016});
 	cases.push_back({"no such EQ", cq_in(4, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id, 200),
 			 kBadParam, 0x5d000025});
 	cases.push_back({"CQEs past the umem", cq_in(9, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id),
@@ -340,8 +339,7 @@ TEST_F(DevxQueuesTest, CommandsOnVerbsCqsAndQps)
 	ASSERT_EQ(ibv_query_qp(qp, &attr, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, &got), 0);
 	EXPECT_EQ(attr.qp_state, IBV_QPS_INIT);
 	EXPECT_EQ(attr.qp_access_flags, static_cast<unsigned int>(IBV_ACCESS_REMOTE_WRITE));
-	EXPECT_EQ(mlx5dv_devx_qp_modify(qp, rst2init.data(), rst2init.size(), result.data(), result.size()),
-		  EREMOTEIO);
+	EXPECT_EQ(mlx5dv_devx_qp_modify(qp, rst2init.data(), rst2init.size(), result.data(), result.size()), EREMOTEIO);
 	EXPECT_EQ(status_of(result), kBadQpState);
 
 	Mailbox query = inbox(kOpQueryQp);

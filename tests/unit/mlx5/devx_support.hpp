@@ -49,9 +49,9 @@ enum : uint8_t {
 };
 
 // Structure offsets (bits).
-constexpr size_t kMkc = 0x80;        // create_mkey_in, query_mkey_out
-constexpr size_t kCqcIn = 0x80;      // create_cq_in, query_cq_out, modify_cq_in
-constexpr size_t kQpcIn = 0xc0;      // create_qp_in, the transitions, query_qp_out
+constexpr size_t kMkc = 0x80;          // create_mkey_in, query_mkey_out
+constexpr size_t kCqcIn = 0x80;        // create_cq_in, query_cq_out, modify_cq_in
+constexpr size_t kQpcIn = 0xc0;        // create_qp_in, the transitions, query_qp_out
 constexpr size_t kAds = kQpcIn + 0xc0; // primary_address_path
 
 inline Mailbox inbox(uint16_t opcode, size_t bytes = 16, uint16_t op_mod = 0)
@@ -82,7 +82,8 @@ inline uint32_t id_of(const Mailbox &out)
 struct Pages {
 	explicit Pages(size_t bytes) : size(bytes)
 	{
-		data = static_cast<uint8_t *>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+		data = static_cast<uint8_t *>(
+		    mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
 	}
 	~Pages() { munmap(data, size); }
 	Pages(const Pages &) = delete;
@@ -125,8 +126,8 @@ protected:
 	mlx5dv_devx_obj *create(const Mailbox &in, Mailbox *out, ibv_context *context = nullptr)
 	{
 		out->assign(out->empty() ? 16 : out->size(), 0);
-		return mlx5dv_devx_obj_create(context != nullptr ? context : context_, in.data(), in.size(), out->data(),
-					      out->size());
+		return mlx5dv_devx_obj_create(context != nullptr ? context : context_, in.data(), in.size(),
+					      out->data(), out->size());
 	}
 
 	mlx5dv_devx_obj *alloc_pd(uint32_t *pdn, ibv_context *context = nullptr)
@@ -141,9 +142,9 @@ protected:
 
 	mlx5dv_devx_umem *reg_umem(void *addr, size_t size, ibv_context *context = nullptr)
 	{
-		mlx5dv_devx_umem *umem = mlx5dv_devx_umem_reg(context != nullptr ? context : context_, addr, size,
-							      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-								  IBV_ACCESS_REMOTE_READ);
+		mlx5dv_devx_umem *umem =
+		    mlx5dv_devx_umem_reg(context != nullptr ? context : context_, addr, size,
+					 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 		if (umem != nullptr && context == nullptr)
 			umems_.push_back(umem);
 		return umem;

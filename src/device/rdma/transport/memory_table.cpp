@@ -108,8 +108,8 @@ Status MemoryTable::add_tagged(uint64_t addr, uint64_t length, uint64_t iova, ui
 	return add_entry(addr, length, iova, access, pd_id, tag, key);
 }
 
-Status MemoryTable::add_entry(uint64_t addr, uint64_t length, uint64_t iova, uint32_t access, uint32_t pd_id,
-			      int tag, uint32_t *key) noexcept
+Status MemoryTable::add_entry(uint64_t addr, uint64_t length, uint64_t iova, uint32_t access, uint32_t pd_id, int tag,
+			      uint32_t *key) noexcept
 {
 	if (length == 0 || addr + length < addr || iova + length < iova) {
 		SDK_LOG_ERR(
