@@ -209,6 +209,9 @@ TEST_F(DevxObjectsTest, MkeyCreateQueryDestroy)
 	// A query naming another mkey than the handle's: the kernel's identity check.
 	prm_set_bits(query.data(), 0x48, 24, index + 1);
 	EXPECT_EQ(mlx5dv_devx_obj_query(mkey, query.data(), query.size(), answer.data(), answer.size()), EINVAL);
+	// QUERY_MKEY is a query: the modify method does not take it.
+	prm_set_bits(query.data(), 0x48, 24, index);
+	EXPECT_EQ(mlx5dv_devx_obj_modify(mkey, query.data(), query.size(), answer.data(), answer.size()), EINVAL);
 	// A query of another kind of object on the mkey's handle.
 	Mailbox cq_query = inbox(kOpQueryCq);
 	prm_set_bits(cq_query.data(), 0x48, 24, index);
@@ -464,6 +467,39 @@ TEST_F(DevxMkeyDataTest, ADevxMkeyIsTheRkeyAndTheLkeyOfVerbsWrites)
 	ASSERT_EQ(ibv_post_send(a_, &wr, &bad), 0);
 	ASSERT_TRUE(poll_one(&wc));
 	EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(wc.status);
+}
+
+TEST_F(DevxMkeyDataTest, ADestroyedMkeyNoLongerWorks)
+{
+	Pages target(4096);
+	Pages source(4096);
+	mlx5dv_devx_umem *umem = reg_umem(target.data, target.size);
+	ASSERT_NE(umem, nullptr);
+	ibv_mr *mr = ibv_reg_mr(pd_, source.data, source.size, IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(mr, nullptr);
+	Mailbox out(16);
+	mlx5dv_devx_obj *mkey = create(mkey_in(pd_->handle, umem->umem_id, 0, 0x40000, 4096, 0x77), &out);
+	ASSERT_NE(mkey, nullptr) << errno;
+	const uint32_t rkey = id_of(out) << 8 | 0x77;
+	ibv_sge sge{reinterpret_cast<uintptr_t>(source.data), 64, mr->lkey};
+	ibv_send_wr wr{};
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = 0x40000;
+	wr.wr.rdma.rkey = rkey;
+	ibv_send_wr *bad = nullptr;
+	ibv_wc wc{};
+	ASSERT_EQ(ibv_post_send(a_, &wr, &bad), 0);
+	ASSERT_TRUE(poll_one(&wc));
+	EXPECT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+	// mlx5dv_devx_obj_destroy replays the saved DESTROY_MKEY: the key is gone at once.
+	ASSERT_EQ(mlx5dv_devx_obj_destroy(mkey), 0);
+	ASSERT_EQ(ibv_post_send(a_, &wr, &bad), 0);
+	ASSERT_TRUE(poll_one(&wc));
+	EXPECT_EQ(wc.status, IBV_WC_REM_ACCESS_ERR) << ibv_wc_status_str(wc.status);
+	EXPECT_EQ(ibv_dereg_mr(mr), 0);
 }
 
 TEST_F(DevxObjectsTest, ObjectsLeftAtCloseAreFreed)
