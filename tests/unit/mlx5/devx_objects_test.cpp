@@ -518,9 +518,13 @@ TEST_F(DevxObjectsTest, ObjectsLeftAtCloseAreFreed)
 	mlx5dv_devx_uar *uar = mlx5dv_devx_alloc_uar(other, MLX5DV_UAR_ALLOC_TYPE_NC);
 	ASSERT_NE(uar, nullptr);
 	ASSERT_NE(create(cq_in(2, umem->umem_id, umem->umem_id, 8192, uar->page_id), &out, other), nullptr) << errno;
+	Mailbox qp = qp_in(pdn, id_of(out), 3, 2, umem->umem_id, umem->umem_id, 8192 + 64, uar->page_id);
+	prm_set_bits(qp.data(), 0x800, 64, 4096); // wq_umem_offset
+	ASSERT_NE(create(qp, &out, other), nullptr) << errno;
 	ASSERT_NE(create(inbox(kOpAllocTd), &out, other), nullptr);
-	// ibv_close_device frees the CQ (and its backing verbs CQ), the mkey (its memory-table entry),
-	// the PD, the transport domain, the umem and the UAR page; the ASan build reports any leak.
+	// ibv_close_device frees the QP and the CQ (and their backing verbs objects: the QP first), the
+	// mkey (its memory-table entry), the PD, the transport domain, the umem and the UAR page; the
+	// ASan build reports any leak.
 	EXPECT_EQ(ibv_close_device(other), 0);
 }
 
