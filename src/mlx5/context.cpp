@@ -19,7 +19,7 @@ void *make_context(ibv_context *context, void *arg)
 		errno = error;
 		return nullptr;
 	}
-	auto *made = new (std::nothrow) Context(devx, caps);
+	auto *made = new (std::nothrow) Context(context, devx, caps);
 	if (made == nullptr)
 		errno = ENOMEM;
 	return made;

@@ -13,10 +13,13 @@
 namespace softdpu::mlx5 {
 
 // What libmlx5 keeps with an open context: whether it was opened for DevX, and its command
-// processor (the device's capabilities, queried once).
+// processor (the device's capabilities, queried once, and the context's DevX objects).
 class Context {
 public:
-	Context(bool devx, const devx::DeviceCaps &caps) noexcept : devx_(devx), processor_(caps) {}
+	Context(ibv_context *context, bool devx, const devx::DeviceCaps &caps) noexcept
+	    : processor_(context, caps, devx)
+	{
+	}
 
 	// The state of `context`, made on first use (a context from ibv_open_device has no DevX).
 	// Null with errno set.
@@ -24,11 +27,10 @@ public:
 	// Opens `device` as mlx5dv_open_device does, with DevX when `devx`. Null with errno set.
 	static ibv_context *open(ibv_device *device, bool devx) noexcept;
 
-	bool devx() const noexcept { return devx_; }
-	const devx::CommandProcessor &processor() const noexcept { return processor_; }
+	bool devx() const noexcept { return processor_.devx(); }
+	devx::CommandProcessor &processor() noexcept { return processor_; }
 
 private:
-	bool devx_;
 	devx::CommandProcessor processor_;
 };
 

@@ -5,8 +5,8 @@
 // free functions have nothing to free, as their objects can never be made; the two DR domain
 // setters have no domain to set.
 //
-// Issue 21 moves the DevX object, umem, UAR, event and asynchronous command functions from here to
-// the command processor (devx/), and mlx5dv_init_obj once the device exposes mlx5 queues.
+// The DevX object, umem, UAR, EQ-number and asynchronous command functions are in mlx5dv_api.cpp
+// (issue 21); the event channels and mlx5dv_init_obj stay here until the device offers them.
 #include <infiniband/mlx5dv.h>
 
 #include <cerrno>
@@ -180,26 +180,6 @@ mlx5dv_devx_msi_vector *mlx5dv_devx_alloc_msi_vector(ibv_context * /*ibctx*/)
 	return unsupported<mlx5dv_devx_msi_vector>();
 }
 
-mlx5dv_devx_uar *mlx5dv_devx_alloc_uar(ibv_context * /*context*/, uint32_t /*flags*/)
-{
-	return unsupported<mlx5dv_devx_uar>();
-}
-
-int mlx5dv_devx_cq_modify(ibv_cq * /*cq*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/, size_t /*outlen*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_cq_query(ibv_cq * /*cq*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/, size_t /*outlen*/)
-{
-	return EOPNOTSUPP;
-}
-
-mlx5dv_devx_cmd_comp *mlx5dv_devx_create_cmd_comp(ibv_context * /*context*/)
-{
-	return unsupported<mlx5dv_devx_cmd_comp>();
-}
-
 mlx5dv_devx_eq *mlx5dv_devx_create_eq(ibv_context * /*ibctx*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/,
 				      size_t /*outlen*/)
 {
@@ -212,8 +192,6 @@ mlx5dv_devx_event_channel *mlx5dv_devx_create_event_channel(ibv_context * /*cont
 	return unsupported<mlx5dv_devx_event_channel>();
 }
 
-void mlx5dv_devx_destroy_cmd_comp(mlx5dv_devx_cmd_comp * /*cmd_comp*/) {}
-
 int mlx5dv_devx_destroy_eq(mlx5dv_devx_eq * /*eq*/)
 {
 	return EOPNOTSUPP;
@@ -222,14 +200,6 @@ int mlx5dv_devx_destroy_eq(mlx5dv_devx_eq * /*eq*/)
 void mlx5dv_devx_destroy_event_channel(mlx5dv_devx_event_channel * /*event_channel*/) {}
 
 int mlx5dv_devx_free_msi_vector(mlx5dv_devx_msi_vector * /*msi*/)
-{
-	return EOPNOTSUPP;
-}
-
-void mlx5dv_devx_free_uar(mlx5dv_devx_uar * /*devx_uar*/) {}
-
-int mlx5dv_devx_get_async_cmd_comp(mlx5dv_devx_cmd_comp * /*cmd_comp*/, mlx5dv_devx_async_cmd_hdr * /*cmd_resp*/,
-				   size_t /*cmd_resp_len*/)
 {
 	return EOPNOTSUPP;
 }
@@ -249,50 +219,6 @@ int mlx5dv_devx_ind_tbl_modify(ibv_rwq_ind_table * /*ind_tbl*/, const void * /*i
 
 int mlx5dv_devx_ind_tbl_query(ibv_rwq_ind_table * /*ind_tbl*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/,
 			      size_t /*outlen*/)
-{
-	return EOPNOTSUPP;
-}
-
-mlx5dv_devx_obj *mlx5dv_devx_obj_create(ibv_context * /*context*/, const void * /*in*/, size_t /*inlen*/,
-					void * /*out*/, size_t /*outlen*/)
-{
-	return unsupported<mlx5dv_devx_obj>();
-}
-
-int mlx5dv_devx_obj_destroy(mlx5dv_devx_obj * /*obj*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_obj_modify(mlx5dv_devx_obj * /*obj*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/,
-			   size_t /*outlen*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_obj_query(mlx5dv_devx_obj * /*obj*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/,
-			  size_t /*outlen*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_obj_query_async(mlx5dv_devx_obj * /*obj*/, const void * /*in*/, size_t /*inlen*/, size_t /*outlen*/,
-				uint64_t /*wr_id*/, mlx5dv_devx_cmd_comp * /*cmd_comp*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_qp_modify(ibv_qp * /*qp*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/, size_t /*outlen*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_qp_query(ibv_qp * /*qp*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/, size_t /*outlen*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_query_eqn(ibv_context * /*context*/, uint32_t /*vector*/, uint32_t * /*eqn*/)
 {
 	return EOPNOTSUPP;
 }
@@ -317,21 +243,6 @@ int mlx5dv_devx_subscribe_devx_event_fd(mlx5dv_devx_event_channel * /*event_chan
 					mlx5dv_devx_obj * /*obj*/, uint16_t /*event_num*/)
 {
 	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_umem_dereg(mlx5dv_devx_umem * /*umem*/)
-{
-	return EOPNOTSUPP;
-}
-
-mlx5dv_devx_umem *mlx5dv_devx_umem_reg(ibv_context * /*ctx*/, void * /*addr*/, size_t /*size*/, uint32_t /*access*/)
-{
-	return unsupported<mlx5dv_devx_umem>();
-}
-
-mlx5dv_devx_umem *mlx5dv_devx_umem_reg_ex(ibv_context * /*ctx*/, mlx5dv_devx_umem_in * /*umem_in*/)
-{
-	return unsupported<mlx5dv_devx_umem>();
 }
 
 int mlx5dv_devx_wq_modify(ibv_wq * /*wq*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/, size_t /*outlen*/)

@@ -157,6 +157,14 @@ ibv_cq_ex *create_cq(Context &context, int cqe, void *cq_context, ibv_comp_chann
 		}
 		++channel->refcnt;
 	}
+	try {
+		std::lock_guard lock(context.handles_mutex);
+		context.cqs.emplace(ibv.handle, cq->cq());
+	} catch (const std::bad_alloc &) {
+		(void)destroy_cq(cq->cq());
+		errno = ENOMEM;
+		return nullptr;
+	}
 	return &cq->ibv;
 }
 
@@ -165,6 +173,11 @@ int destroy_cq(ibv_cq *ibv) noexcept
 	CompletionQueue *cq = CompletionQueue::from(ibv);
 	if (cq->users.load() != 0)
 		return EBUSY;
+	{
+		Context *context = Context::from(ibv->context);
+		std::lock_guard lock(context->handles_mutex);
+		context->cqs.erase(ibv->handle);
+	}
 	if (ibv->channel != nullptr) {
 		CompletionChannel *channel = CompletionChannel::from(ibv->channel);
 		std::lock_guard lock(channel->mutex);

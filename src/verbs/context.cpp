@@ -43,7 +43,9 @@ Context *Context::open(Device *device) noexcept
 
 void Context::close() noexcept
 {
-	// The background progress stops first (a tick may post async events into what goes below).
+	// What a provider library keeps with the context goes first, while the context is whole.
+	provider.release_now();
+	// The background progress stops next (a tick may post async events into what goes below).
 	ticker.reset();
 	ibv_context *ibv = this->ibv();
 	::close(ibv->cmd_fd);

@@ -23,6 +23,14 @@ ibv_pd *alloc_pd(Context &context) noexcept
 	}
 	pd->ibv.context = context.ibv();
 	pd->ibv.handle = next_handle.fetch_add(1);
+	try {
+		std::lock_guard lock(context.handles_mutex);
+		context.pds.emplace(pd->ibv.handle, &pd->ibv);
+	} catch (const std::bad_alloc &) {
+		delete pd;
+		errno = ENOMEM;
+		return nullptr;
+	}
 	return &pd->ibv;
 }
 
@@ -31,6 +39,11 @@ int dealloc_pd(ibv_pd *ibv) noexcept
 	ProtectionDomain *pd = ProtectionDomain::from(ibv);
 	if (pd->users.load() != 0)
 		return EBUSY;
+	Context *context = Context::from(ibv->context);
+	{
+		std::lock_guard lock(context->handles_mutex);
+		context->pds.erase(ibv->handle);
+	}
 	delete pd;
 	return 0;
 }

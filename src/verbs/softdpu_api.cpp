@@ -4,8 +4,10 @@
 #include "verbs/verbs.hpp"
 
 #include <cerrno>
+#include <cstring>
 
 using namespace softdpu::verbs;
+namespace transport = softdpu::device::rdma::transport;
 
 namespace {
 
@@ -63,6 +65,90 @@ int softdpu_verbs_qp_ex_fail_batch(ibv_qp_ex *qp, int error)
 	QueuePair &owner = *QueuePair::from(qp);
 	if (owner.batch_error == 0)
 		owner.batch_error = error;
+	return 0;
+}
+
+ibv_pd *softdpu_verbs_pd_of(ibv_context *context, uint32_t handle)
+{
+	if (context == nullptr) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	Context *owner = Context::from(context);
+	std::lock_guard lock(owner->handles_mutex);
+	const auto found = owner->pds.find(handle);
+	if (found == owner->pds.end()) {
+		errno = ENOENT;
+		return nullptr;
+	}
+	return found->second;
+}
+
+ibv_cq *softdpu_verbs_cq_of(ibv_context *context, uint32_t handle)
+{
+	if (context == nullptr) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	Context *owner = Context::from(context);
+	std::lock_guard lock(owner->handles_mutex);
+	const auto found = owner->cqs.find(handle);
+	if (found == owner->cqs.end()) {
+		errno = ENOENT;
+		return nullptr;
+	}
+	return found->second;
+}
+
+int softdpu_verbs_register_key(ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access, uint8_t tag,
+			       uint32_t *key)
+{
+	const auto start = reinterpret_cast<uintptr_t>(addr);
+	if (pd == nullptr || key == nullptr || addr == nullptr || length == 0 || start + length < start)
+		return EINVAL;
+	transport::MemoryTable *table = transport::MemoryTable::instance();
+	if (table == nullptr)
+		return ENOMEM;
+	switch (table->add_tagged(start, length, iova, access, pd->handle, tag, key)) {
+	case transport::Status::ok:
+		break;
+	case transport::Status::invalid_argument:
+		return EINVAL;
+	default:
+		return ENOMEM;
+	}
+	ProtectionDomain::from(pd)->users.fetch_add(1);
+	return 0;
+}
+
+int softdpu_verbs_unregister_key(ibv_pd *pd, uint32_t key)
+{
+	if (pd == nullptr)
+		return EINVAL;
+	transport::MemoryTable *table = transport::MemoryTable::instance();
+	if (table == nullptr)
+		return EINVAL;
+	const auto registration = table->lookup(key);
+	if (!registration || registration->pd_id != pd->handle)
+		return EINVAL;
+	if (table->remove(key) != transport::Status::ok)
+		return EINVAL;
+	ProtectionDomain::from(pd)->users.fetch_sub(1);
+	return 0;
+}
+
+int softdpu_verbs_device_mac(const ibv_device *device, uint8_t mac[6])
+{
+	if (device == nullptr || mac == nullptr || !is_our_device(device))
+		return EINVAL;
+	// The MAC the link-local GID (index 0) is formed from (modified EUI-64): the topology's, or the
+	// one derived from the function's name when the topology gives none.
+	const auto &gids = Device::from(const_cast<ibv_device *>(device))->info->gids;
+	if (gids.empty())
+		return EINVAL;
+	const auto &gid = gids.front().gid;
+	const uint8_t bytes[6] = {static_cast<uint8_t>(gid[8] ^ 0x02), gid[9], gid[10], gid[13], gid[14], gid[15]};
+	std::memcpy(mac, bytes, sizeof(bytes));
 	return 0;
 }
 

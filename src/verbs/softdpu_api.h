@@ -30,6 +30,25 @@ void *softdpu_verbs_qp_data(struct ibv_qp *qp, void *(*make)(struct ibv_qp *qp, 
  * first error of a batch is kept. 0, or EINVAL (NULL qp, error 0). */
 int softdpu_verbs_qp_ex_fail_batch(struct ibv_qp_ex *qp, int error);
 
+/* The PD or CQ of `context` whose handle is `handle` (the pdn and cqn DevX commands name). NULL with
+ * errno EINVAL (NULL context) or ENOENT (no such object on this context). */
+struct ibv_pd *softdpu_verbs_pd_of(struct ibv_context *context, uint32_t handle);
+struct ibv_cq *softdpu_verbs_cq_of(struct ibv_context *context, uint32_t handle);
+
+/* Registers [addr, addr + length), seen at [iova, iova + length), in `pd` with the IBV_ACCESS_*
+ * bits `access`, under a key whose low byte is `tag` (an mlx5 mkey: mkey_index << 8 | mkey_7_0):
+ * the key works as lkey and rkey of verbs work requests in that PD, and holds the PD (ibv_dealloc_pd
+ * gives EBUSY) until softdpu_verbs_unregister_key. 0, EINVAL (NULL pd or key, empty or wrapping
+ * range) or ENOMEM (the device's memory table is full). */
+int softdpu_verbs_register_key(struct ibv_pd *pd, void *addr, size_t length, uint64_t iova, unsigned int access,
+			       uint8_t tag, uint32_t *key);
+/* Ends a registration of softdpu_verbs_register_key. 0 or EINVAL (not a key registered in pd). */
+int softdpu_verbs_unregister_key(struct ibv_pd *pd, uint32_t key);
+
+/* The MAC address of `device`'s function: the one its link-local RoCE GID (index 0) is formed
+ * from. 0 or EINVAL. */
+int softdpu_verbs_device_mac(const struct ibv_device *device, uint8_t mac[6]);
+
 #ifdef __cplusplus
 }
 #endif

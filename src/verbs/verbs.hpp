@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace softdpu::verbs {
@@ -43,10 +44,16 @@ struct ProviderData {
 	ProviderData() = default;
 	ProviderData(const ProviderData &) = delete;
 	ProviderData &operator=(const ProviderData &) = delete;
-	~ProviderData()
+	~ProviderData() { release_now(); }
+	// Releases the data now (ibv_close_device does it first, while the context is whole: the
+	// provider may destroy verbs objects it made on the context).
+	void release_now() noexcept
 	{
-		if (release != nullptr)
-			release(data);
+		void (*run)(void *) = release;
+		release = nullptr;
+		if (run != nullptr)
+			run(data);
+		data = nullptr;
 	}
 };
 
@@ -103,6 +110,11 @@ public:
 	std::mutex qps_mutex;
 	std::vector<QueuePair *> qps;
 	std::unique_ptr<device::rdma::transport::Ticker> ticker;
+	// The context's PDs and CQs by handle, for softdpu's libmlx5 (a DevX command names them by
+	// pdn and cqn: softdpu_verbs_pd_of, softdpu_verbs_cq_of).
+	std::mutex handles_mutex;
+	std::unordered_map<uint32_t, ibv_pd *> pds;
+	std::unordered_map<uint32_t, ibv_cq *> cqs;
 	ProviderData provider;
 
 private:

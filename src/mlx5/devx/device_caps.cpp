@@ -29,6 +29,7 @@ int DeviceCaps::query(ibv_context *context, DeviceCaps *caps) noexcept
 	caps->vhca_id = index >= 0 ? static_cast<uint32_t>(index) : 0;
 	caps->max_qp = static_cast<uint32_t>(device.max_qp);
 	caps->max_qp_wr = static_cast<uint32_t>(device.max_qp_wr);
+	caps->max_sge = static_cast<uint32_t>(device.max_sge);
 	caps->max_srq = static_cast<uint32_t>(device.max_srq);
 	caps->max_srq_wr = static_cast<uint32_t>(device.max_srq_wr);
 	caps->max_cq = static_cast<uint32_t>(device.max_cq);

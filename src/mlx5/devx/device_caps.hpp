@@ -13,6 +13,7 @@ struct DeviceCaps {
 	uint32_t vhca_id = 0; // the device's index among softdpu's devices (ibv_get_device_index)
 	uint32_t max_qp = 0;
 	uint32_t max_qp_wr = 0;
+	uint32_t max_sge = 0;
 	uint32_t max_srq = 0;
 	uint32_t max_srq_wr = 0;
 	uint32_t max_cq = 0;

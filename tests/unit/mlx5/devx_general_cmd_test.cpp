@@ -192,14 +192,20 @@ TEST_F(DevxGeneralCmdTest, FailedCommandsGiveEremoteioWithStatusAndSyndrome)
 	EXPECT_EQ(status_of(out.data()), 0x03);
 	EXPECT_EQ(syndrome_of(out.data()), 0x5d000003u);
 
-	// An opcode the device does not implement.
+	// A general opcode the kernel passes on and the device does not implement (QUERY_ADAPTER).
 	std::array<uint8_t, 64> unknown{};
-	prm_set_bits(unknown.data(), 0, 16, 0x7ff);
+	prm_set_bits(unknown.data(), 0, 16, 0x101);
 	std::memset(out.data(), 0xee, out.size());
 	EXPECT_EQ(mlx5dv_devx_general_cmd(context_, unknown.data(), unknown.size(), out.data(), 16), EREMOTEIO);
 	EXPECT_EQ(status_of(out.data()), 0x02);
 	EXPECT_EQ(syndrome_of(out.data()), 0x5d000001u);
 	EXPECT_EQ(out[16], 0xee) << "wrote past outlen";
+
+	// An opcode outside the kernel's general whitelist never reaches the device.
+	prm_set_bits(unknown.data(), 0, 16, 0x7ff);
+	std::memset(out.data(), 0xee, out.size());
+	EXPECT_EQ(mlx5dv_devx_general_cmd(context_, unknown.data(), unknown.size(), out.data(), 16), EINVAL);
+	EXPECT_EQ(out[0], 0xee) << "a refused mailbox was written";
 }
 
 TEST_F(DevxGeneralCmdTest, MailboxesTheDriverRefuses)

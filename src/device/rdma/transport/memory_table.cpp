@@ -99,6 +99,18 @@ Status MemoryTable::init() noexcept
 Status MemoryTable::add(uint64_t addr, uint64_t length, uint64_t iova, uint32_t access, uint32_t pd_id,
 			uint32_t *key) noexcept
 {
+	return add_entry(addr, length, iova, access, pd_id, -1, key);
+}
+
+Status MemoryTable::add_tagged(uint64_t addr, uint64_t length, uint64_t iova, uint32_t access, uint32_t pd_id,
+			       uint8_t tag, uint32_t *key) noexcept
+{
+	return add_entry(addr, length, iova, access, pd_id, tag, key);
+}
+
+Status MemoryTable::add_entry(uint64_t addr, uint64_t length, uint64_t iova, uint32_t access, uint32_t pd_id, int tag,
+			      uint32_t *key) noexcept
+{
 	if (length == 0 || addr + length < addr || iova + length < iova) {
 		SDK_LOG_ERR(
 		    "rdma transport: cannot register %llu bytes at 0x%llx (iova 0x%llx): empty or wrapping range",
@@ -111,10 +123,22 @@ Status MemoryTable::add(uint64_t addr, uint64_t length, uint64_t iova, uint32_t 
 			    kTableEntries);
 		return Status::no_resources;
 	}
-	const uint32_t index = free_[free_head_];
+	uint32_t index = free_[free_head_];
 	free_head_ = (free_head_ + 1) % kTableEntries;
 	--free_count_;
-	tags_[index] = static_cast<uint8_t>(tags_[index] % 255 + 1);
+	if (index == 0 && tag == 0) {
+		// Key 0 is never handed out: index 0 goes back to the end of the ring.
+		if (free_count_ == 0) {
+			free_head_ = (free_head_ + kTableEntries - 1) % kTableEntries;
+			++free_count_;
+			SDK_LOG_ERR("rdma transport: cannot register memory with tag 0: no entry other than 0 is free");
+			return Status::no_resources;
+		}
+		free_[(free_head_ + free_count_) % kTableEntries] = index;
+		index = free_[free_head_];
+		free_head_ = (free_head_ + 1) % kTableEntries;
+	}
+	tags_[index] = tag < 0 ? static_cast<uint8_t>(tags_[index] % 255 + 1) : static_cast<uint8_t>(tag);
 	const uint32_t new_key = index << 8 | tags_[index];
 	TableEntry &e = rules().entries[index];
 	e.generation.fetch_add(1, std::memory_order_relaxed);

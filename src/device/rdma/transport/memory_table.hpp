@@ -116,6 +116,10 @@ public:
 	// a wrapping range), no_resources (all kTableEntries in use). Thread-safe.
 	Status add(uint64_t addr, uint64_t length, uint64_t iova, uint32_t access, uint32_t pd_id,
 		   uint32_t *key) noexcept;
+	// The same with the caller's tag byte (an mlx5 mkey's variant byte, mkey_7_0): *key = index << 8
+	// | tag. Tag 0 is allowed, except that key 0 is never handed out (index 0 is then skipped).
+	Status add_tagged(uint64_t addr, uint64_t length, uint64_t iova, uint32_t access, uint32_t pd_id, uint8_t tag,
+			  uint32_t *key) noexcept;
 	// Makes key invalid (no access can start any more), then waits up to `wait` until no live
 	// accessor process is inside an access; the entry is reused after that. ok; invalid_argument
 	// for a key that is not registered. When an accessor stays inside an access past `wait`
@@ -140,6 +144,9 @@ public:
 private:
 	MemoryTable() = default;
 	Status init() noexcept;
+	// add and add_tagged: tag < 0 rotates the entry's tag 1..255.
+	Status add_entry(uint64_t addr, uint64_t length, uint64_t iova, uint32_t access, uint32_t pd_id, int tag,
+			 uint32_t *key) noexcept;
 	TableRules &rules() const noexcept { return *static_cast<TableRules *>(rules_.data()); }
 	TableShared &shared() const noexcept { return *static_cast<TableShared *>(shared_.data()); }
 

@@ -155,6 +155,30 @@ TEST(RdmaTransportTable, AddLookupRemoveWithRotatingTags)
 	EXPECT_EQ(table->add(~0ull - 10, 100, 0, 0, 0, &key), Status::invalid_argument) << "wrapping range";
 }
 
+TEST(RdmaTransportTable, AddTaggedKeepsTheCallersTagAndNeverHandsOutKeyZero)
+{
+	MemoryTable *table = MemoryTable::instance();
+	ASSERT_NE(table, nullptr);
+	std::vector<char> buffer(4096);
+	const auto addr = reinterpret_cast<uint64_t>(buffer.data());
+	uint32_t key = 0;
+	ASSERT_EQ(table->add_tagged(addr, buffer.size(), 0x2000, kAccessRemoteRead, 5, 0x5a, &key), Status::ok);
+	EXPECT_EQ(key & 0xff, 0x5au);
+	uint64_t where = 0;
+	EXPECT_EQ(table->check(key, 0x2000, 16, kAccessRemoteRead, 5, &where), Status::ok);
+	EXPECT_EQ(where, addr);
+	EXPECT_EQ(table->check((key & ~0xffu) | 0x5b, 0x2000, 16, 0, 5, &where), Status::remote_access_error);
+	ASSERT_EQ(table->remove(key), Status::ok);
+
+	// Tag 0 through every entry of the ring (index 0 among them): never key 0.
+	for (uint32_t i = 0; i <= kTableEntries; ++i) {
+		ASSERT_EQ(table->add_tagged(addr, 64, addr, 0, 1, 0, &key), Status::ok);
+		ASSERT_NE(key, 0u);
+		EXPECT_EQ(key & 0xff, 0u);
+		ASSERT_EQ(table->remove(key), Status::ok);
+	}
+}
+
 TEST(RdmaTransportTable, FullTableFailsCleanly)
 {
 	MemoryTable *table = MemoryTable::instance();

@@ -1,0 +1,362 @@
+// DevX CQs and QPs through the C API: CREATE/QUERY/MODIFY/DESTROY_CQ over umems, CREATE_QP (RC)
+// with its transitions translated to the backing verbs QP, QUERY_QP, wrong states, objects still in
+// use; and mlx5dv_devx_{cq,qp}_{query,modify} on CQs and QPs made through verbs. (No WQE runs
+// here: the work-queue engine's tests cover execution.)
+#include "devx_support.hpp"
+
+#include <array>
+#include <cstring>
+
+using namespace mlx5_test;
+
+namespace {
+
+constexpr uint64_t kDoorbells = 8192; // the doorbell records' offset in the test's umem
+
+class DevxQueuesTest : public DevxTest {
+protected:
+	void SetUp() override
+	{
+		DevxTest::SetUp();
+		memory_ = std::make_unique<Pages>(16384);
+		umem_ = reg_umem(memory_->data, memory_->size);
+		ASSERT_NE(umem_, nullptr);
+		uar_ = alloc_uar();
+		ASSERT_NE(uar_, nullptr);
+		pd_ = alloc_pd(&pdn_);
+		ASSERT_NE(pd_, nullptr);
+	}
+
+	// A CQ of 2^log_size CQEs at the start of the umem, its doorbell at kDoorbells.
+	mlx5dv_devx_obj *make_cq(uint32_t log_size, uint32_t *cqn)
+	{
+		Mailbox out(16);
+		mlx5dv_devx_obj *cq =
+		    create(cq_in(log_size, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id), &out);
+		*cqn = cq != nullptr ? id_of(out) : 0;
+		return cq != nullptr ? keep(cq) : nullptr;
+	}
+
+	// A QP whose RQ (4 x 64 bytes) and SQ (8 x 64 bytes) lie at 4096 of the umem, doorbell at
+	// kDoorbells + 64.
+	Mailbox qp_mailbox(uint32_t cqn) const
+	{
+		Mailbox in = qp_in(pdn_, cqn, 3, 2, umem_->umem_id, umem_->umem_id, kDoorbells + 64, uar_->page_id);
+		prm_set_bits(in.data(), 0x800, 64, 4096); // wq_umem_offset
+		return in;
+	}
+
+	mlx5dv_devx_obj *make_qp(uint32_t cqn, uint32_t *qpn)
+	{
+		Mailbox out(16);
+		mlx5dv_devx_obj *qp = create(qp_mailbox(cqn), &out);
+		*qpn = qp != nullptr ? id_of(out) : 0;
+		return qp != nullptr ? keep(qp) : nullptr;
+	}
+
+	// A transition inbox for `qpn` (272 bytes; 2ERR and 2RST are 16).
+	static Mailbox transition(uint16_t opcode, uint32_t qpn)
+	{
+		Mailbox in = inbox(opcode, opcode == kOp2Err || opcode == kOp2Rst ? 16 : 272);
+		prm_set_bits(in.data(), 0x48, 24, qpn);
+		return in;
+	}
+
+	int modify(mlx5dv_devx_obj *qp, const Mailbox &in, Mailbox *out)
+	{
+		out->assign(16, 0xee);
+		return mlx5dv_devx_obj_modify(qp, in.data(), in.size(), out->data(), out->size());
+	}
+
+	Mailbox query_qp(mlx5dv_devx_obj *qp, uint32_t qpn)
+	{
+		Mailbox in = inbox(kOpQueryQp);
+		prm_set_bits(in.data(), 0x48, 24, qpn);
+		Mailbox out(272, 0xee);
+		EXPECT_EQ(mlx5dv_devx_obj_query(qp, in.data(), in.size(), out.data(), out.size()), 0);
+		return out;
+	}
+
+	std::unique_ptr<Pages> memory_;
+	mlx5dv_devx_umem *umem_ = nullptr;
+	mlx5dv_devx_uar *uar_ = nullptr;
+	mlx5dv_devx_obj *pd_ = nullptr;
+	uint32_t pdn_ = 0;
+};
+
+TEST_F(DevxQueuesTest, CqCreateQueryModifyDestroy)
+{
+	uint32_t cqn = 0;
+	mlx5dv_devx_obj *cq = make_cq(4, &cqn);
+	ASSERT_NE(cq, nullptr) << errno;
+	EXPECT_NE(cqn, 0u);
+
+	Mailbox in = inbox(kOpQueryCq);
+	prm_set_bits(in.data(), 0x48, 24, cqn);
+	Mailbox out(272, 0xee);
+	ASSERT_EQ(mlx5dv_devx_obj_query(cq, in.data(), in.size(), out.data(), out.size()), 0);
+	EXPECT_EQ(status_of(out), 0);
+	EXPECT_EQ(prm_bits(out.data(), kCqcIn + 0x63, 5), 4u);             // log_cq_size
+	EXPECT_EQ(prm_bits(out.data(), kCqcIn + 0x08, 3), 0u);             // cqe_sz: 64 bytes
+	EXPECT_EQ(prm_bits(out.data(), kCqcIn + 0x68, 24), uar_->page_id); // uar_page
+	EXPECT_EQ(prm_bits(out.data(), kCqcIn + 0x20, 32), umem_->umem_id);
+	EXPECT_EQ(prm_bits(out.data(), kCqcIn + 0x1c0, 64), kDoorbells);
+
+	// MODIFY_CQ (op_mod 0): moderation, as the field select says.
+	Mailbox modify_in = inbox(kOpModifyCq, 272);
+	prm_set_bits(modify_in.data(), 0x48, 24, cqn);
+	prm_set_bits(modify_in.data(), 0x60, 32, 0x3);          // period and count
+	prm_set_bits(modify_in.data(), kCqcIn + 0x84, 12, 16);  // cq_period
+	prm_set_bits(modify_in.data(), kCqcIn + 0x90, 16, 100); // cq_max_count
+	Mailbox modified(16);
+	ASSERT_EQ(mlx5dv_devx_obj_modify(cq, modify_in.data(), modify_in.size(), modified.data(), modified.size()), 0);
+	ASSERT_EQ(mlx5dv_devx_obj_query(cq, in.data(), in.size(), out.data(), out.size()), 0);
+	EXPECT_EQ(prm_bits(out.data(), kCqcIn + 0x84, 12), 16u);
+	EXPECT_EQ(prm_bits(out.data(), kCqcIn + 0x90, 16), 100u);
+	// Resizing (op_mod 1) is not offered.
+	prm_set_bits(modify_in.data(), 0x30, 16, 1);
+	EXPECT_EQ(mlx5dv_devx_obj_modify(cq, modify_in.data(), modify_in.size(), modified.data(), modified.size()),
+		  EREMOTEIO);
+	EXPECT_EQ(status_of(modified), kBadOp);
+	// The CQ's buffer and doorbell hold the umem.
+	EXPECT_EQ(mlx5dv_devx_umem_dereg(umem_), EBUSY);
+}
+
+TEST_F(DevxQueuesTest, CqChecks)
+{
+	struct Case {
+		const char *what;
+		Mailbox in;
+		uint8_t status;
+		uint32_t syndrome;
+	};
+	std::vector<Case> cases;
+	Mailbox big_cqe = cq_in(4, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id);
+	prm_set_bits(big_cqe.data(), kCqcIn + 0x08, 3, 1);
+	cases.push_back({"128-byte CQEs", big_cqe, kBadParam, 0x5d000023});
+	cases.push_back({"unallocated UAR", cq_in(4, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id + 1000),
+			 kBadParam, 0x5d000016});
+	cases.push_back({"no such EQ", cq_in(4, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id, 200),
+			 kBadParam, 0x5d000025});
+	cases.push_back({"CQEs past the umem", cq_in(9, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id),
+			 kBadParam, 0x5d000020});
+	cases.push_back({"doorbell past the umem", cq_in(4, umem_->umem_id, umem_->umem_id, 16380, uar_->page_id),
+			 kBadParam, 0x5d000020});
+	cases.push_back({"no such umem", cq_in(4, umem_->umem_id + 1000, umem_->umem_id, kDoorbells, uar_->page_id),
+			 kBadRes, 0x5d000012});
+	Mailbox out(16);
+	for (const Case &c : cases) {
+		out.assign(16, 0);
+		errno = 0;
+		EXPECT_EQ(create(c.in, &out), nullptr) << c.what;
+		EXPECT_EQ(errno, EREMOTEIO) << c.what;
+		EXPECT_EQ(status_of(out), c.status) << c.what;
+		EXPECT_EQ(syndrome_of(out), c.syndrome) << c.what;
+	}
+	Mailbox shortened = cq_in(4, umem_->umem_id, umem_->umem_id, kDoorbells, uar_->page_id);
+	shortened.resize(64);
+	errno = 0;
+	EXPECT_EQ(create(shortened, &out), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(DevxQueuesTest, QpLifeAndTransitions)
+{
+	uint32_t cqn = 0;
+	mlx5dv_devx_obj *cq = make_cq(4, &cqn);
+	ASSERT_NE(cq, nullptr);
+	uint32_t qpn = 0;
+	mlx5dv_devx_obj *qp = make_qp(cqn, &qpn);
+	ASSERT_NE(qp, nullptr) << errno;
+	EXPECT_NE(qpn, 0u);
+
+	Mailbox out = query_qp(qp, qpn);
+	const uint8_t *qpc = out.data();
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x00, 4), 0u); // RST
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x28, 24), pdn_);
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x51, 4), 3u); // log_sq_size
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x49, 4), 2u); // log_rq_size
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x3e8, 24), cqn);
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x4e8, 24), cqn);
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x720, 32), umem_->umem_id);
+
+	// A transition from the wrong state: BAD_QP_STATE.
+	Mailbox result;
+	EXPECT_EQ(modify(qp, transition(kOpInit2Rtr, qpn), &result), EREMOTEIO);
+	EXPECT_EQ(status_of(result), kBadQpState);
+	EXPECT_EQ(syndrome_of(result), 0x5d00002bu);
+
+	Mailbox init = transition(kOpRst2Init, qpn);
+	prm_set_bits(init.data(), kQpcIn + 0x490, 2, 0x3); // rre, rwe
+	prm_set_bits(init.data(), kAds + 0x128, 8, 1);     // vhca_port_num
+	ASSERT_EQ(modify(qp, init, &result), 0) << int(status_of(result));
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 1u); // INIT
+
+	ibv_gid gid{};
+	ASSERT_EQ(ibv_query_gid(context_, 1, 0, &gid), 0);
+	Mailbox rtr = transition(kOpInit2Rtr, qpn);
+	prm_set_bits(rtr.data(), kQpcIn + 0x40, 3, IBV_MTU_1024);
+	prm_set_bits(rtr.data(), kQpcIn + 0xa8, 24, qpn); // connected to itself
+	prm_set_bits(rtr.data(), kQpcIn + 0x4a8, 24, 0x123);
+	prm_set_bits(rtr.data(), kQpcIn + 0x4a3, 5, 12);
+	prm_set_bits(rtr.data(), kQpcIn + 0x488, 3, 0); // log_rra_max: 1
+	std::memcpy(rtr.data() + (kAds + 0x80) / 8, gid.raw, 16);
+	prm_set_bits(rtr.data(), kAds + 0x58, 8, 64); // hop_limit
+	prm_set_bits(rtr.data(), kAds + 0x128, 8, 1);
+	ASSERT_EQ(modify(qp, rtr, &result), 0) << int(status_of(result)) << " " << std::hex << syndrome_of(result);
+
+	Mailbox rts = transition(kOpRtr2Rts, qpn);
+	prm_set_bits(rts.data(), kQpcIn + 0x3c8, 24, 0x456);
+	prm_set_bits(rts.data(), kQpcIn + 0x38d, 3, 7);
+	prm_set_bits(rts.data(), kQpcIn + 0x390, 3, 7);
+	prm_set_bits(rts.data(), kAds + 0x40, 5, 14);
+	ASSERT_EQ(modify(qp, rts, &result), 0) << int(status_of(result));
+	ASSERT_EQ(modify(qp, transition(kOpRts2Rts, qpn), &result), 0);
+
+	out = query_qp(qp, qpn);
+	qpc = out.data();
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x00, 4), 3u); // RTS
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x40, 3), static_cast<uint64_t>(IBV_MTU_1024));
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0xa8, 24), qpn);
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x4a8, 24), 0x123u);
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x3c8, 24), 0x456u);
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x4a3, 5), 12u);
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x38d, 3), 7u);
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x390, 3), 7u);
+	EXPECT_EQ(prm_bits(qpc, kQpcIn + 0x490, 3), 0x6u); // rre rwe, no rae
+	EXPECT_EQ(prm_bits(qpc, kAds + 0x40, 5), 14u);
+	EXPECT_EQ(prm_bits(qpc, kAds + 0x58, 8), 64u);
+	EXPECT_EQ(prm_bits(qpc, kAds + 0x128, 8), 1u);
+	EXPECT_EQ(std::memcmp(qpc + (kAds + 0x80) / 8, gid.raw, 16), 0);
+
+	// A modify naming another QP than the handle's.
+	EXPECT_EQ(modify(qp, transition(kOp2Err, qpn + 1), &result), EINVAL);
+	ASSERT_EQ(modify(qp, transition(kOp2Err, qpn), &result), 0);
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 6u); // ERR
+	ASSERT_EQ(modify(qp, transition(kOp2Rst, qpn), &result), 0);
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 0u); // RST
+
+	// The QP holds its CQ and PD: RES_BUSY, EBUSY.
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(cq), EBUSY);
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(pd_), EBUSY);
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(qp), 0);
+	forget(qp);
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(cq), 0);
+	forget(cq);
+}
+
+TEST_F(DevxQueuesTest, QpChecks)
+{
+	uint32_t cqn = 0;
+	ASSERT_NE(make_cq(4, &cqn), nullptr);
+	struct Case {
+		const char *what;
+		Mailbox in;
+		uint8_t status;
+		uint32_t syndrome;
+	};
+	std::vector<Case> cases;
+	Mailbox ud = qp_mailbox(cqn);
+	prm_set_bits(ud.data(), kQpcIn + 0x08, 8, 2);
+	cases.push_back({"UD service type", ud, kBadParam, 0x5d000027});
+	Mailbox srq = qp_mailbox(cqn);
+	prm_set_bits(srq.data(), kQpcIn + 0x565, 3, 1);
+	cases.push_back({"SRQ receive queue", srq, kBadParam, 0x5d000029});
+	Mailbox no_cq = qp_mailbox(cqn);
+	prm_set_bits(no_cq.data(), kQpcIn + 0x3e8, 24, 0xfffff0);
+	cases.push_back({"no such CQ", no_cq, kBadRes, 0x5d000014});
+	Mailbox no_pd = qp_mailbox(cqn);
+	prm_set_bits(no_pd.data(), kQpcIn + 0x28, 24, 0xfffff0);
+	cases.push_back({"no such PD", no_pd, kBadRes, 0x5d000010});
+	Mailbox bad_uar = qp_mailbox(cqn);
+	prm_set_bits(bad_uar.data(), kQpcIn + 0x68, 24, uar_->page_id + 1000);
+	cases.push_back({"unallocated UAR", bad_uar, kBadParam, 0x5d000016});
+	Mailbox past = qp_mailbox(cqn);
+	prm_set_bits(past.data(), 0x800, 64, 16000); // the WQ past the umem's end
+	cases.push_back({"WQ past the umem", past, kBadParam, 0x5d000020});
+	Mailbox out(16);
+	for (const Case &c : cases) {
+		out.assign(16, 0);
+		errno = 0;
+		EXPECT_EQ(create(c.in, &out), nullptr) << c.what;
+		EXPECT_EQ(errno, EREMOTEIO) << c.what;
+		EXPECT_EQ(status_of(out), c.status) << c.what;
+		EXPECT_EQ(syndrome_of(out), c.syndrome) << c.what;
+	}
+	Mailbox shortened = qp_mailbox(cqn);
+	shortened.resize(200);
+	errno = 0;
+	EXPECT_EQ(create(shortened, &out), nullptr);
+	EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(DevxQueuesTest, AQpMayCompleteIntoAVerbsCq)
+{
+	ibv_cq *verbs_cq = ibv_create_cq(context_, 16, nullptr, nullptr, 0);
+	ASSERT_NE(verbs_cq, nullptr);
+	uint32_t qpn = 0;
+	mlx5dv_devx_obj *qp = make_qp(verbs_cq->handle, &qpn);
+	ASSERT_NE(qp, nullptr) << errno;
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn + 0x3e8, 24), verbs_cq->handle);
+	EXPECT_EQ(ibv_destroy_cq(verbs_cq), EBUSY) << "the DevX QP completes into it";
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(qp), 0);
+	forget(qp);
+	EXPECT_EQ(ibv_destroy_cq(verbs_cq), 0);
+}
+
+TEST_F(DevxQueuesTest, CommandsOnVerbsCqsAndQps)
+{
+	ibv_pd *pd = ibv_alloc_pd(context_);
+	ASSERT_NE(pd, nullptr);
+	ibv_cq *cq = ibv_create_cq(context_, 31, nullptr, nullptr, 0);
+	ASSERT_NE(cq, nullptr);
+	ibv_qp_init_attr init{};
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.qp_type = IBV_QPT_RC;
+	init.cap.max_send_wr = 8;
+	init.cap.max_recv_wr = 8;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	ibv_qp *qp = ibv_create_qp(pd, &init);
+	ASSERT_NE(qp, nullptr);
+
+	Mailbox in = inbox(kOpQueryCq);
+	prm_set_bits(in.data(), 0x48, 24, cq->handle);
+	Mailbox out(272, 0xee);
+	ASSERT_EQ(mlx5dv_devx_cq_query(cq, in.data(), in.size(), out.data(), out.size()), 0);
+	EXPECT_EQ(prm_bits(out.data(), kCqcIn + 0x63, 5), log2_floor(static_cast<uint64_t>(cq->cqe) + 1));
+	prm_set_bits(in.data(), 0x48, 24, cq->handle + 1);
+	EXPECT_EQ(mlx5dv_devx_cq_query(cq, in.data(), in.size(), out.data(), out.size()), EINVAL);
+
+	Mailbox rst2init = inbox(kOpRst2Init, 272);
+	prm_set_bits(rst2init.data(), 0x48, 24, qp->qp_num);
+	prm_set_bits(rst2init.data(), kQpcIn + 0x491, 1, 1); // rwe
+	Mailbox result(16);
+	ASSERT_EQ(mlx5dv_devx_qp_modify(qp, rst2init.data(), rst2init.size(), result.data(), result.size()), 0);
+	ibv_qp_attr attr{};
+	ibv_qp_init_attr got{};
+	ASSERT_EQ(ibv_query_qp(qp, &attr, IBV_QP_STATE | IBV_QP_ACCESS_FLAGS, &got), 0);
+	EXPECT_EQ(attr.qp_state, IBV_QPS_INIT);
+	EXPECT_EQ(attr.qp_access_flags, static_cast<unsigned int>(IBV_ACCESS_REMOTE_WRITE));
+	EXPECT_EQ(mlx5dv_devx_qp_modify(qp, rst2init.data(), rst2init.size(), result.data(), result.size()), EREMOTEIO);
+	EXPECT_EQ(status_of(result), kBadQpState);
+
+	Mailbox query = inbox(kOpQueryQp);
+	prm_set_bits(query.data(), 0x48, 24, qp->qp_num);
+	ASSERT_EQ(mlx5dv_devx_qp_query(qp, query.data(), query.size(), out.data(), out.size()), 0);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn, 4), 1u);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x28, 24), pd->handle);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x3e8, 24), cq->handle);
+	// Another QP's number, and a command outside the query whitelist.
+	prm_set_bits(query.data(), 0x48, 24, qp->qp_num + 1);
+	EXPECT_EQ(mlx5dv_devx_qp_query(qp, query.data(), query.size(), out.data(), out.size()), EINVAL);
+	Mailbox create_qp = inbox(kOpCreateQp, 272);
+	EXPECT_EQ(mlx5dv_devx_qp_query(qp, create_qp.data(), create_qp.size(), out.data(), out.size()), EINVAL);
+
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+	EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+}
+
+} // namespace
