@@ -13,10 +13,12 @@
 //   u16 inlen     little-endian, at most kMaxMailbox
 //   u16 outlen    little-endian, at most kMaxMailbox
 //   inlen bytes   the inbox
-// A 32-bit big-endian word 0x5afe00NN of an inbox is replaced before sending: NN 01 the umem id,
-// 02 the UAR page id, 03 the PD number of a verbs PD, 04 the event queue number; 0x5afe01NN the
-// id (outbox bits 0x48-0x5f) of the NN-th live object. The seeds in corpus/devx_commands use them
-// to build valid chains (PD, MKEY over umem, CQ, QP and its transitions).
+// A 32-bit big-endian word of an inbox whose low 24 bits are 0xafe0NN has them replaced before
+// sending (its top byte is kept, as PRM ids are 24-bit fields sharing a word): NN 01 the umem id,
+// 02 the UAR page id, 03 the PD number of a verbs PD, 04 the event queue number; low bits 0xafe1NN:
+// the id (outbox bits 0x48-0x5f) of the NN-th live object. The seeds in corpus/devx_commands use
+// them to build valid chains (PD, MKEY over umem, CQ, QP and its transitions). With
+// SOFTDPU_FUZZ_TRACE set, each call and its result are printed (for writing seeds).
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
@@ -25,6 +27,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -122,11 +125,11 @@ void substitute(std::vector<uint8_t> &inbox, const Device &d, const std::vector<
 {
 	for (size_t at = 0; at + 4 <= inbox.size(); at += 4) {
 		const uint32_t word = get_be32(inbox.data() + at);
-		if ((word >> 16) != 0x5afe)
+		if ((word & 0xffe000) != 0xafe000)
 			continue;
 		const uint32_t which = word & 0xff;
-		uint32_t value = word;
-		if ((word & 0xff00) == 0) {
+		uint32_t value = word & 0xffffff;
+		if ((word & 0xff00) == 0xe000) {
 			if (which == 1)
 				value = d.umem->umem_id;
 			else if (which == 2)
@@ -135,10 +138,10 @@ void substitute(std::vector<uint8_t> &inbox, const Device &d, const std::vector<
 				value = d.pd->handle;
 			else if (which == 4)
 				value = d.eqn;
-		} else if ((word & 0xff00) == 0x100 && which < live.size()) {
+		} else if ((word & 0xff00) == 0xe100 && which < live.size()) {
 			value = live[which].id;
 		}
-		put_be32(inbox.data() + at, value);
+		put_be32(inbox.data() + at, (word & 0xff000000) | (value & 0xffffff));
 	}
 }
 
@@ -228,6 +231,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		default:
 			break;
 		}
+		if (std::getenv("SOFTDPU_FUZZ_TRACE") != nullptr)
+			std::fprintf(stderr, "op %u opcode 0x%x inlen %zu outlen %zu: %d (status 0x%x syndrome 0x%x)\n",
+				     kind, inbox.size() >= 2 ? (inbox[0] << 8 | inbox[1]) : 0u, inbox.size(), outlen,
+				     error, out[0], outlen >= 8 ? get_be32(out.data() + 4) : 0u);
 		require(documented(error));
 		// Nothing is written past the caller's outbox.
 		for (size_t i = outlen; i < out.size(); ++i)
