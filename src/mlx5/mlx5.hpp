@@ -10,6 +10,8 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include <mutex>
+
 namespace softdpu::mlx5 {
 
 // What libmlx5 keeps with an open context: whether it was opened for DevX, and its command
@@ -42,6 +44,27 @@ struct QpEx {
 	// Null with errno set.
 	static QpEx *of(ibv_qp_ex *qp) noexcept;
 };
+
+struct DvQp;
+
+// What libmlx5 keeps with a verbs queue pair (its one provider-data slot, softdpu_api.h): the
+// mlx5dv_qp_ex and the mlx5 queues mlx5dv_init_obj exposed, each made on first use.
+struct QpData {
+	std::mutex mutex;
+	QpEx *ex = nullptr;
+	DvQp *dv = nullptr;
+
+	QpData() = default;
+	QpData(const QpData &) = delete;
+	QpData &operator=(const QpData &) = delete;
+	~QpData();
+	// Null with errno set.
+	static QpData *of(ibv_qp *qp) noexcept;
+};
+
+// mlx5dv_init_obj (dv_obj.cpp). `compat` is the MLX5_1.0 version: only the QP, CQ, SRQ and RWQ
+// members exist in its struct mlx5dv_obj.
+int init_obj(mlx5dv_obj *obj, uint64_t obj_type, bool compat) noexcept;
 
 // The engine CQ behind a DevX CQ object (CREATE_CQ through mlx5dv_devx_obj_create), and the context
 // a DevX object was created on: for event channels. Null with errno EINVAL for a null object or,

@@ -6,7 +6,7 @@
 // setters have no domain to set.
 //
 // Issue 21 moves the DevX object, umem, UAR, event and asynchronous command functions from here to
-// the command processor (devx/), and mlx5dv_init_obj once the device exposes mlx5 queues.
+// the command processor (devx/).
 #include <infiniband/mlx5dv.h>
 
 #include <cerrno>
@@ -24,20 +24,6 @@ template <typename T> T *unsupported() noexcept
 // NOLINTBEGIN(readability-named-parameter): the parameters are unused; their names are comments
 
 extern "C" {
-
-// mlx5dv_init_obj: the default version (MLX5_1.2) and the one binaries of rdma-core 13 to 15 bound
-// (MLX5_1.0); exports.map lists the name in both nodes.
-int softdpu_mlx5dv_init_obj_1_2(mlx5dv_obj * /*obj*/, uint64_t /*obj_type*/)
-{
-	return EOPNOTSUPP; // no mlx5 queue buffers, doorbells or UARs to expose
-}
-__asm__(".symver softdpu_mlx5dv_init_obj_1_2, mlx5dv_init_obj@@MLX5_1.2");
-
-int softdpu_mlx5dv_init_obj_1_0(mlx5dv_obj * /*obj*/, uint64_t /*obj_type*/)
-{
-	return EOPNOTSUPP;
-}
-__asm__(".symver softdpu_mlx5dv_init_obj_1_0, mlx5dv_init_obj@MLX5_1.0");
 
 int _mlx5dv_mkey_check(mlx5dv_mkey * /*mkey*/, mlx5dv_mkey_err * /*err_info*/, size_t /*err_info_size*/)
 {

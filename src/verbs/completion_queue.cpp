@@ -165,6 +165,7 @@ int destroy_cq(ibv_cq *ibv) noexcept
 	CompletionQueue *cq = CompletionQueue::from(ibv);
 	if (cq->users.load() != 0)
 		return EBUSY;
+	cq->provider.reset(); // libmlx5's engine lets go of the CQ first
 	if (ibv->channel != nullptr) {
 		CompletionChannel *channel = CompletionChannel::from(ibv->channel);
 		std::lock_guard lock(channel->mutex);

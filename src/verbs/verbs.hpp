@@ -43,10 +43,22 @@ struct ProviderData {
 	ProviderData() = default;
 	ProviderData(const ProviderData &) = delete;
 	ProviderData &operator=(const ProviderData &) = delete;
-	~ProviderData()
+	~ProviderData() { reset(); }
+	// Releases the data now (the object is being destroyed: the provider must let go of it before
+	// the object's queues go). Later calls find none.
+	void reset() noexcept
 	{
-		if (release != nullptr)
-			release(data);
+		void *taken = nullptr;
+		void (*release_taken)(void *) = nullptr;
+		{
+			std::lock_guard lock(mutex);
+			taken = data;
+			release_taken = release;
+			data = nullptr;
+			release = nullptr;
+		}
+		if (release_taken != nullptr)
+			release_taken(taken);
 	}
 };
 
@@ -170,6 +182,7 @@ struct CompletionQueue {
 	std::vector<QueuePair *> qps;
 	uint32_t events_reported = 0; // under ibv.mutex: events handed out (destroy waits for acks)
 	bool overrun_reported = false;
+	ProviderData provider;
 
 	ibv_cq *cq() noexcept { return ibv_cq_ex_to_cq(&ibv); }
 	static CompletionQueue *from(ibv_cq *cq) noexcept { return owner_of<CompletionQueue>(cq); }
