@@ -1,5 +1,5 @@
 // The mlx5dv functions softdpu's device does not offer: the documented failure (null with errno
-// EOPNOTSUPP, or EOPNOTSUPP returned), no crash; and the two versions of mlx5dv_init_obj.
+// EOPNOTSUPP, or EOPNOTSUPP returned), no crash.
 #include "mlx5_fixture.hpp"
 
 #include <dlfcn.h>
@@ -92,18 +92,6 @@ TEST_F(Mlx5Test, OperationsTheDeviceDoesNotOfferReturnEopnotsupp)
 	mlx5dv_devx_free_uar(nullptr);
 	mlx5dv_devx_destroy_cmd_comp(nullptr);
 	mlx5dv_devx_destroy_event_channel(nullptr);
-}
-
-TEST_F(Mlx5Test, InitObjBothVersionsRefuse)
-{
-	mlx5dv_obj obj{};
-	EXPECT_EQ(mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD), EOPNOTSUPP);
-	using InitObj = int (*)(mlx5dv_obj *, uint64_t);
-	for (const char *version : {"MLX5_1.0", "MLX5_1.2"}) {
-		void *symbol = dlvsym(RTLD_DEFAULT, "mlx5dv_init_obj", version);
-		ASSERT_NE(symbol, nullptr) << version << ": " << dlerror();
-		EXPECT_EQ(reinterpret_cast<InitObj>(symbol)(&obj, MLX5DV_OBJ_QP), EOPNOTSUPP) << version;
-	}
 }
 
 TEST_F(Mlx5Test, AForeignContextIsRefused)
