@@ -179,7 +179,8 @@ int make_dv_qp(ibv_qp *qp, DvQp **out) noexcept
 	if (dv == nullptr)
 		return ENOMEM;
 	// Send queue: room for max_send_wr WQEs of the largest size the QP's caps allow.
-	const uint32_t data = std::max<uint32_t>(init.cap.max_send_sge * 16, (4 + init.cap.max_inline_data + 15) / 16 * 16);
+	const uint32_t data =
+	    std::max<uint32_t>(init.cap.max_send_sge * 16, (4 + init.cap.max_inline_data + 15) / 16 * 16);
 	const uint32_t wqe_bytes = 32 + std::max<uint32_t>(data, 32); // ctrl + raddr, then data or atomic + data
 	const uint32_t wqe_bbs = (wqe_bytes + 63) / 64;
 	dv->log_sq = std::min(kMaxLogQueue, log2_ceil(uint64_t{std::max<uint32_t>(init.cap.max_send_wr, 1)} * wqe_bbs));

@@ -42,7 +42,8 @@ void write_cqe(void *slot, const Completion &completion, uint32_t index, uint32_
 	} else {
 		put32(bytes + offsetof(mlx5_cqe64, byte_cnt), completion.byte_cnt);
 		if (completion.opcode == MLX5_CQE_RESP_WR_IMM || completion.opcode == MLX5_CQE_RESP_SEND_IMM)
-			std::memcpy(bytes + offsetof(mlx5_cqe64, imm_inval_pkey), &completion.imm, sizeof(completion.imm));
+			std::memcpy(bytes + offsetof(mlx5_cqe64, imm_inval_pkey), &completion.imm,
+				    sizeof(completion.imm));
 		// A requester CQE carries the WQE's opcode in sop_drop_qpn's top byte (rdma-core reads it).
 		const uint32_t top = completion.opcode == MLX5_CQE_REQ ? uint32_t{completion.wqe_opcode} << 24 : 0;
 		put32(bytes + offsetof(mlx5_cqe64, sop_drop_qpn), top | (completion.qpn & 0xffffff));

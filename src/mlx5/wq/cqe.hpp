@@ -8,9 +8,9 @@
 namespace softdpu::mlx5::wq {
 
 struct Completion {
-	uint8_t opcode = 0;      // MLX5_CQE_REQ, MLX5_CQE_RESP_*, MLX5_CQE_REQ_ERR, MLX5_CQE_RESP_ERR
-	uint8_t wqe_opcode = 0;  // requester CQEs: the MLX5_OPCODE_* of the WQE
-	uint8_t syndrome = 0;    // error CQEs: MLX5_CQE_SYNDROME_*
+	uint8_t opcode = 0;     // MLX5_CQE_REQ, MLX5_CQE_RESP_*, MLX5_CQE_REQ_ERR, MLX5_CQE_RESP_ERR
+	uint8_t wqe_opcode = 0; // requester CQEs: the MLX5_OPCODE_* of the WQE
+	uint8_t syndrome = 0;   // error CQEs: MLX5_CQE_SYNDROME_*
 	uint8_t vendor_syndrome = 0;
 	uint32_t qpn = 0;
 	uint16_t wqe_counter = 0;

@@ -119,8 +119,8 @@ ibv_wr_opcode verbs_opcode(uint8_t opcode) noexcept
 struct Deferred {
 	uint64_t mark = 0;
 	uint16_t index = 0;
-	uint8_t opcode = 0;   // the WQE's MLX5_OPCODE_*
-	uint8_t syndrome = 0; // 0: a successful NOP
+	uint8_t opcode = 0;    // the WQE's MLX5_OPCODE_*
+	uint8_t syndrome = 0;  // 0: a successful NOP
 	bool fails_qp = false; // the first error: the backing QP goes to ERR when it is written
 };
 
@@ -369,8 +369,8 @@ bool serve_sq(Qp &qp) noexcept
 			// Flushed: each WQE gets a flush CQE, after everything before it.
 			const uint32_t bbs = send_wqe_bbs(ring, qp.sq_pos, available);
 			(void)parse_send_wqe(ring, qp.sq_pos, available, qp.config.qpn, 0, 0, 0, &wqe);
-			if (!post_chain(qp, n) || !qp.defer({qp.sig_posted, wqe.index, wqe.opcode,
-							     MLX5_CQE_SYNDROME_WR_FLUSH_ERR, false}))
+			if (!post_chain(qp, n) ||
+			    !qp.defer({qp.sig_posted, wqe.index, wqe.opcode, MLX5_CQE_SYNDROME_WR_FLUSH_ERR, false}))
 				break;
 			n = 0;
 			qp.sq_pos = static_cast<uint16_t>(qp.sq_pos + bbs);
@@ -425,7 +425,8 @@ bool serve_sq(Qp &qp) noexcept
 				// Wrapped around the ring: one piece of the arena (verbs copies it at post).
 				uint8_t *at = qp.inline_arena.data() + arena_used;
 				for (uint32_t i = 0; i < wqe.num_sge; ++i) {
-					std::memcpy(at, reinterpret_cast<const void *>(wqe.sge[i].addr), wqe.sge[i].length);
+					std::memcpy(at, reinterpret_cast<const void *>(wqe.sge[i].addr),
+						    wqe.sge[i].length);
 					at += wqe.sge[i].length;
 				}
 				sges[0] = {reinterpret_cast<uintptr_t>(qp.inline_arena.data() + arena_used),
@@ -721,8 +722,8 @@ void State::run() noexcept
 			}
 			continue;
 		}
-		sleep = std::min<std::chrono::microseconds>(
-		    kMaxSleep, sleep.count() == 0 ? std::chrono::microseconds(1) : sleep * 2);
+		sleep = std::min<std::chrono::microseconds>(kMaxSleep, sleep.count() == 0 ? std::chrono::microseconds(1)
+											  : sleep * 2);
 		wake.wait_for(guard, sleep);
 	}
 }

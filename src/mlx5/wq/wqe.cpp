@@ -21,7 +21,8 @@ struct Segment {
 Segment read_segment(const SendRing &ring, uint16_t position, uint32_t unit) noexcept
 {
 	const size_t ring_bytes = size_t{ring.bbs} * kBasicBlock;
-	const size_t offset = (size_t{position & (ring.bbs - 1)} * kBasicBlock + size_t{unit} * kSegment) & (ring_bytes - 1);
+	const size_t offset =
+	    (size_t{position & (ring.bbs - 1)} * kBasicBlock + size_t{unit} * kSegment) & (ring_bytes - 1);
 	Segment segment;
 	std::memcpy(segment.bytes, ring.ring + offset, kSegment);
 	return segment;
@@ -75,7 +76,8 @@ bool executes(uint8_t opcode) noexcept
 void add_inline(const SendRing &ring, uint16_t position, uint32_t unit, uint32_t count, SendWqe *out) noexcept
 {
 	const size_t ring_bytes = size_t{ring.bbs} * kBasicBlock;
-	size_t offset = (size_t{position & (ring.bbs - 1)} * kBasicBlock + size_t{unit} * kSegment + 4) & (ring_bytes - 1);
+	size_t offset =
+	    (size_t{position & (ring.bbs - 1)} * kBasicBlock + size_t{unit} * kSegment + 4) & (ring_bytes - 1);
 	while (count > 0 && out->num_sge < kMaxWqeSges) {
 		const auto piece = static_cast<uint32_t>(std::min<size_t>(count, ring_bytes - offset));
 		WqeSge &sge = out->sge[out->num_sge++];

@@ -41,7 +41,7 @@ struct SendWqe {
 	uint8_t opmod = 0;
 	uint32_t qpn = 0;
 	uint8_t ds = 0;
-	uint32_t bbs = 0; // basic blocks the WQE spans: ceil(ds / 4), at least 1
+	uint32_t bbs = 0;       // basic blocks the WQE spans: ceil(ds / 4), at least 1
 	bool signaled = false;  // fm_ce_se has MLX5_WQE_CTRL_CQ_UPDATE
 	bool solicited = false; // MLX5_WQE_CTRL_SOLICITED
 	bool fence = false;     // MLX5_WQE_CTRL_FENCE or the initiator small fence
@@ -70,8 +70,8 @@ struct SendRing {
 // data segment other than 8 bytes, a message longer than `max_message`, inline data longer than
 // `max_inline`, more data segments than `max_sge`. On an error, out->index, opcode and bbs are
 // still set as far as the ctrl segment tells (bbs at least 1), so the caller can skip the WQE.
-uint8_t parse_send_wqe(const SendRing &ring, uint16_t position, uint32_t available, uint32_t qpn,
-		       uint32_t max_sge, uint32_t max_inline, uint64_t max_message, SendWqe *out) noexcept;
+uint8_t parse_send_wqe(const SendRing &ring, uint16_t position, uint32_t available, uint32_t qpn, uint32_t max_sge,
+		       uint32_t max_inline, uint64_t max_message, SendWqe *out) noexcept;
 
 // The basic blocks of the WQE at `position` by its ctrl segment alone (ceil(ds / 4), at least 1,
 // at most `available`): how far to skip a WQE that is flushed without being parsed.

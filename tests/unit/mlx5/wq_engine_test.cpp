@@ -380,7 +380,8 @@ TEST_F(WqTest, InlineWritesIncludingOneAcrossTheRingEnd)
 	std::vector<uint8_t> text(100);
 	std::iota(text.begin(), text.end(), 33);
 	auto segments = inline_segs(text.data(), static_cast<uint32_t>(text.size()));
-	segments.insert(segments.begin(), raddr_seg(reinterpret_cast<uintptr_t>(remote_.data() + 10), remote_mr_->rkey));
+	segments.insert(segments.begin(),
+			raddr_seg(reinterpret_cast<uintptr_t>(remote_.data() + 10), remote_mr_->rkey));
 	const uint16_t wrapped = a_.pi;
 	a_.write(MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE, segments);
 	EXPECT_GT(a_.pi, ring); // it spans the end of the ring
@@ -403,8 +404,8 @@ TEST_F(WqTest, RingWrapsManyTimes)
 		const uint32_t batch = std::min<uint32_t>(total - done, 16);
 		std::vector<uint16_t> indexes;
 		for (uint32_t i = 0; i < batch; ++i)
-			indexes.push_back(write_rdma(a_, MLX5_OPCODE_RDMA_WRITE, ((done + i) % 64) * 64, 64, i % 3 == 2 ||
-													       i + 1 == batch));
+			indexes.push_back(write_rdma(a_, MLX5_OPCODE_RDMA_WRITE, ((done + i) % 64) * 64, 64,
+						     i % 3 == 2 || i + 1 == batch));
 		a_.ring();
 		for (uint32_t i = 0; i < batch; ++i) {
 			if (!(i % 3 == 2 || i + 1 == batch))

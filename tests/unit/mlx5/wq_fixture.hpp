@@ -35,7 +35,8 @@ struct DvCq {
 	{
 		mlx5_cqe64 *cqe = slot(ci);
 		const uint8_t op_own = __atomic_load_n(&cqe->op_own, __ATOMIC_ACQUIRE);
-		if ((op_own >> 4) == MLX5_CQE_INVALID || ((op_own & MLX5_CQE_OWNER_MASK) != 0) != ((ci & dv.cqe_cnt) != 0))
+		if ((op_own >> 4) == MLX5_CQE_INVALID ||
+		    ((op_own & MLX5_CQE_OWNER_MASK) != 0) != ((ci & dv.cqe_cnt) != 0))
 			return false;
 		std::memcpy(out, cqe, sizeof(*out));
 		return true;
@@ -69,8 +70,8 @@ struct DvCq {
 		uint32_t doorbell[2] = {htobe32(word), htobe32(dv.cqn)};
 		uint64_t value = 0;
 		std::memcpy(&value, doorbell, sizeof(value));
-		__atomic_store_n(reinterpret_cast<uint64_t *>(static_cast<uint8_t *>(dv.cq_uar) + MLX5_CQ_DOORBELL), value,
-				 __ATOMIC_RELEASE);
+		__atomic_store_n(reinterpret_cast<uint64_t *>(static_cast<uint8_t *>(dv.cq_uar) + MLX5_CQ_DOORBELL),
+				 value, __ATOMIC_RELEASE);
 	}
 };
 
@@ -106,8 +107,8 @@ struct DvQp {
 	{
 		const auto ds = static_cast<uint8_t>(ds_override >= 0 ? ds_override : 1 + segments.size());
 		auto *ctrl = static_cast<mlx5_wqe_ctrl_seg *>(seg(pi, 0));
-		mlx5dv_set_ctrl_seg(ctrl, pi, opcode, 0, qpn_override != ~0u ? qpn_override : qp->qp_num, fm_ce_se, ds, 0,
-				    imm);
+		mlx5dv_set_ctrl_seg(ctrl, pi, opcode, 0, qpn_override != ~0u ? qpn_override : qp->qp_num, fm_ce_se, ds,
+				    0, imm);
 		for (size_t i = 0; i < segments.size(); ++i)
 			std::memcpy(seg(pi, static_cast<uint32_t>(1 + i)), segments[i].data(), 16);
 		pi = static_cast<uint16_t>(pi + (ds * 16 + 63) / 64 + (ds == 0 ? 1 : 0));
@@ -125,7 +126,7 @@ struct DvQp {
 	void post_recv(const std::vector<ibv_sge> &sges)
 	{
 		auto *wqe = reinterpret_cast<mlx5_wqe_data_seg *>(static_cast<uint8_t *>(dv.rq.buf) +
-								 size_t{rq_pi & (dv.rq.wqe_cnt - 1)} * dv.rq.stride);
+								  size_t{rq_pi & (dv.rq.wqe_cnt - 1)} * dv.rq.stride);
 		const size_t slots = dv.rq.stride / sizeof(mlx5_wqe_data_seg);
 		for (size_t i = 0; i < slots; ++i) {
 			if (i < sges.size())
@@ -185,8 +186,8 @@ inline void connect_rc(ibv_context *peer, ibv_qp *qp, uint32_t peer_qpn)
 	ibv_qp_attr attr{};
 	attr.qp_state = IBV_QPS_INIT;
 	attr.port_num = 1;
-	attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE |
-			       IBV_ACCESS_REMOTE_ATOMIC;
+	attr.qp_access_flags =
+	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
 	ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
 	attr = {};
 	attr.qp_state = IBV_QPS_RTR;
