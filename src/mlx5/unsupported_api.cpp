@@ -192,20 +192,12 @@ mlx5dv_devx_eq *mlx5dv_devx_create_eq(ibv_context * /*ibctx*/, const void * /*in
 	return unsupported<mlx5dv_devx_eq>();
 }
 
-mlx5dv_devx_event_channel *mlx5dv_devx_create_event_channel(ibv_context * /*context*/,
-							    enum mlx5dv_devx_create_event_channel_flags /*flags*/)
-{
-	return unsupported<mlx5dv_devx_event_channel>();
-}
-
 void mlx5dv_devx_destroy_cmd_comp(mlx5dv_devx_cmd_comp * /*cmd_comp*/) {}
 
 int mlx5dv_devx_destroy_eq(mlx5dv_devx_eq * /*eq*/)
 {
 	return EOPNOTSUPP;
 }
-
-void mlx5dv_devx_destroy_event_channel(mlx5dv_devx_event_channel * /*event_channel*/) {}
 
 int mlx5dv_devx_free_msi_vector(mlx5dv_devx_msi_vector * /*msi*/)
 {
@@ -218,13 +210,6 @@ int mlx5dv_devx_get_async_cmd_comp(mlx5dv_devx_cmd_comp * /*cmd_comp*/, mlx5dv_d
 				   size_t /*cmd_resp_len*/)
 {
 	return EOPNOTSUPP;
-}
-
-ssize_t mlx5dv_devx_get_event(mlx5dv_devx_event_channel * /*event_channel*/,
-			      mlx5dv_devx_async_event_hdr * /*event_data*/, size_t /*event_resp_len*/)
-{
-	errno = EOPNOTSUPP;
-	return -1;
 }
 
 int mlx5dv_devx_ind_tbl_modify(ibv_rwq_ind_table * /*ind_tbl*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/,
@@ -289,18 +274,6 @@ int mlx5dv_devx_srq_modify(ibv_srq * /*srq*/, const void * /*in*/, size_t /*inle
 }
 
 int mlx5dv_devx_srq_query(ibv_srq * /*srq*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/, size_t /*outlen*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_subscribe_devx_event(mlx5dv_devx_event_channel * /*event_channel*/, mlx5dv_devx_obj * /*obj*/,
-				     uint16_t /*events_sz*/, uint16_t /*events_num*/[], uint64_t /*cookie*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_subscribe_devx_event_fd(mlx5dv_devx_event_channel * /*event_channel*/, int /*fd*/,
-					mlx5dv_devx_obj * /*obj*/, uint16_t /*event_num*/)
 {
 	return EOPNOTSUPP;
 }

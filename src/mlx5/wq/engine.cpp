@@ -890,6 +890,22 @@ void Engine::set_cq_event(Cq *cq, void (*on_event)(void *arg), void *arg) noexce
 	cq->config.event_arg = arg;
 }
 
+bool Engine::claim_cq_event(Cq *cq, void (*on_event)(void *arg), void *arg) noexcept
+{
+	State &engine = state();
+	auto guard = engine.lock();
+	if (std::find(engine.cqs.begin(), engine.cqs.end(), cq) == engine.cqs.end() || cq->config.on_event != nullptr)
+		return false;
+	cq->config.on_event = on_event;
+	cq->config.event_arg = arg;
+	return true;
+}
+
+uint32_t Engine::cq_number(const Cq *cq) noexcept
+{
+	return cq->config.cqn; // set once at add_cq
+}
+
 bool Engine::clear_cq_event(Cq *cq, void *arg) noexcept
 {
 	State &engine = state();

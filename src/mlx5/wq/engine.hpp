@@ -82,6 +82,11 @@ public:
 	void remove_cq(Cq *cq) noexcept;
 	// Changes the event callback of a CQ (event channels subscribe after the CQ exists).
 	void set_cq_event(Cq *cq, void (*on_event)(void *arg), void *arg) noexcept;
+	// Sets the event callback of `cq` unless it has one: false (nothing changed) when it has, or
+	// when `cq` is not registered.
+	bool claim_cq_event(Cq *cq, void (*on_event)(void *arg), void *arg) noexcept;
+	// The CQ's number (CqConfig::cqn).
+	static uint32_t cq_number(const Cq *cq) noexcept;
 	// Clears the event callback of `cq` if `cq` is still registered and its callback argument is
 	// `arg` (an event channel going away while the CQ may already be gone). True when cleared.
 	bool clear_cq_event(Cq *cq, void *arg) noexcept;

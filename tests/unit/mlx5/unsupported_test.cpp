@@ -35,9 +35,6 @@ TEST_F(Mlx5Test, ObjectsTheDeviceDoesNotMakeAreRefused)
 	expect_null_eopnotsupp(mlx5dv_devx_umem_reg_ex(context_, &umem_in), "devx_umem_reg_ex");
 	expect_null_eopnotsupp(mlx5dv_devx_alloc_uar(context_, MLX5DV_UAR_ALLOC_TYPE_NC), "devx_alloc_uar");
 	expect_null_eopnotsupp(mlx5dv_devx_create_cmd_comp(context_), "devx_create_cmd_comp");
-	expect_null_eopnotsupp(
-	    mlx5dv_devx_create_event_channel(context_, MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA),
-	    "devx_create_event_channel");
 	expect_null_eopnotsupp(mlx5dv_devx_alloc_msi_vector(context_), "devx_alloc_msi_vector");
 	mlx5dv_mkey_init_attr mkey{};
 	ibv_pd *pd = ibv_alloc_pd(context_);
@@ -81,9 +78,6 @@ TEST_F(Mlx5Test, OperationsTheDeviceDoesNotOfferReturnEopnotsupp)
 	EXPECT_EQ(mlx5dv_vfio_get_events_fd(context_), -1);
 	EXPECT_EQ(errno, EOPNOTSUPP);
 	EXPECT_EQ(mlx5dv_dump_dr_domain(stderr, nullptr), -EOPNOTSUPP);
-	errno = 0;
-	EXPECT_EQ(mlx5dv_devx_get_event(nullptr, nullptr, 0), -1);
-	EXPECT_EQ(errno, EOPNOTSUPP);
 	// Objects that can never exist: their destroy and free functions neither crash nor succeed.
 	EXPECT_EQ(mlx5dv_devx_obj_destroy(nullptr), EOPNOTSUPP);
 	EXPECT_EQ(mlx5dv_devx_umem_dereg(nullptr), EOPNOTSUPP);
@@ -91,7 +85,6 @@ TEST_F(Mlx5Test, OperationsTheDeviceDoesNotOfferReturnEopnotsupp)
 	EXPECT_EQ(mlx5dv_dek_destroy(nullptr), EOPNOTSUPP);
 	mlx5dv_devx_free_uar(nullptr);
 	mlx5dv_devx_destroy_cmd_comp(nullptr);
-	mlx5dv_devx_destroy_event_channel(nullptr);
 }
 
 TEST_F(Mlx5Test, AForeignContextIsRefused)

@@ -5,6 +5,12 @@
 #include "wq_fixture.hpp"
 
 #include "mlx5/wq/engine.hpp"
+#include "mlx5/wq/event_channel.hpp"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -15,6 +21,7 @@
 using namespace mlx5_test;
 using softdpu::mlx5::wq::CqConfig;
 using softdpu::mlx5::wq::Engine;
+using softdpu::mlx5::wq::EventChannel;
 using softdpu::mlx5::wq::QpConfig;
 
 namespace {
@@ -318,6 +325,89 @@ TEST_F(WqEngineTest, ResetQpStartsTheQueuesOver)
 	EXPECT_EQ(cqe_opcode(cqe), MLX5_CQE_REQ);
 	EXPECT_EQ(be16toh(cqe.wqe_counter), 0);
 	EXPECT_EQ(std::memcmp(remote_.data() + 64, local_.data() + 64, 8), 0);
+}
+
+// ---- DevX event channels on an engine CQ ----
+
+TEST_F(WqEngineTest, AnEventChannelDeliversCookieAndEqe)
+{
+	Engine::instance().set_cq_event(cq_, nullptr, nullptr);
+	EventChannel *channel = EventChannel::create(context_, false);
+	ASSERT_NE(channel, nullptr);
+	ASSERT_EQ(channel->subscribe(cq_, 77, 0x1122334455667788ull, -1), 0);
+	EXPECT_EQ(channel->subscribe(cq_, 77, 1, -1), EBUSY); // one subscriber per CQ
+	const int epoll = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(epoll, 0);
+	epoll_event interest{};
+	interest.events = EPOLLIN;
+	ASSERT_EQ(epoll_ctl(epoll, EPOLL_CTL_ADD, channel->dv.fd, &interest), 0);
+	epoll_event ready{};
+	EXPECT_EQ(epoll_wait(epoll, &ready, 1, 0), 0);
+
+	dv_cq_.arm(0, false);
+	write(0);
+	dv_qp_.ring();
+	ASSERT_EQ(epoll_wait(epoll, &ready, 1, 3000), 1);
+	alignas(8) uint8_t record[72] = {};
+	auto *header = reinterpret_cast<mlx5dv_devx_async_event_hdr *>(record);
+	const uint8_t *eqe = record + 8;
+	// A buffer too small for the record: ENOSPC, and the record stays.
+	errno = 0;
+	EXPECT_EQ(channel->get_event(header, 16), -1);
+	EXPECT_EQ(errno, ENOSPC);
+	ASSERT_EQ(channel->get_event(header, sizeof(record)), 72);
+	EXPECT_EQ(header->cookie, 0x1122334455667788ull);
+	EXPECT_EQ(eqe[1], 0x00); // MLX5_EVENT_TYPE_COMP
+	uint32_t cqn = 0;
+	std::memcpy(&cqn, eqe + 56, 4);
+	EXPECT_EQ(be32toh(cqn) & 0xffffff, 77u);
+	// One event per arm; nothing more is waiting.
+	EXPECT_EQ(epoll_wait(epoll, &ready, 1, 20), 0);
+	ASSERT_EQ(fcntl(channel->dv.fd, F_SETFL, O_NONBLOCK), 0);
+	errno = 0;
+	EXPECT_EQ(channel->get_event(header, sizeof(record)), -1);
+	EXPECT_EQ(errno, EAGAIN);
+	close(epoll);
+	channel->destroy();
+	// The CQ no longer reports to anyone: arming and completing is harmless.
+	mlx5_cqe64 cqe{};
+	ASSERT_TRUE(dv_cq_.poll(&cqe));
+	dv_cq_.arm(1, false);
+	write(8);
+	dv_qp_.ring();
+	ASSERT_TRUE(dv_cq_.poll(&cqe));
+}
+
+TEST_F(WqEngineTest, AnEventChannelWithoutDataAndAnFdSubscription)
+{
+	Engine::instance().set_cq_event(cq_, nullptr, nullptr);
+	EventChannel *channel = EventChannel::create(context_, true);
+	ASSERT_NE(channel, nullptr);
+	ASSERT_EQ(channel->subscribe(cq_, 77, 42, -1), 0);
+	dv_cq_.arm(0, false);
+	write(0);
+	dv_qp_.ring();
+	mlx5dv_devx_async_event_hdr header{};
+	ASSERT_EQ(channel->get_event(&header, sizeof(header)), 8);
+	EXPECT_EQ(header.cookie, 42u);
+	channel->destroy();
+
+	// An eventfd subscription: each event adds 1 to it.
+	EventChannel *other = EventChannel::create(context_, false);
+	ASSERT_NE(other, nullptr);
+	const int fd = eventfd(0, EFD_CLOEXEC);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(other->subscribe(cq_, 77, 0, fd), 0);
+	mlx5_cqe64 cqe{};
+	ASSERT_TRUE(dv_cq_.poll(&cqe));
+	dv_cq_.arm(1, false);
+	write(8);
+	dv_qp_.ring();
+	uint64_t count = 0;
+	ASSERT_EQ(read(fd, &count, sizeof(count)), 8);
+	EXPECT_EQ(count, 1u);
+	other->destroy();
+	close(fd);
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "wq_fixture.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -525,6 +526,46 @@ TEST_F(WqTest, DestroyWhileTheEngineServesTheQueues)
 		b_.post_recv({{reinterpret_cast<uintptr_t>(remote_.data()), 64, remote_mr_->lkey}});
 		a_.ring();
 	}
+}
+
+TEST_F(Mlx5Test, DevxEventChannelsCheckTheirArguments)
+{
+	mlx5dv_devx_event_channel *channel =
+	    mlx5dv_devx_create_event_channel(context_, MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA);
+	ASSERT_NE(channel, nullptr) << "errno " << errno;
+	EXPECT_GE(channel->fd, 0);
+	errno = 0;
+	EXPECT_EQ(mlx5dv_devx_create_event_channel(context_, static_cast<mlx5dv_devx_create_event_channel_flags>(2)),
+		  nullptr);
+	EXPECT_EQ(errno, EINVAL);
+	// A context opened without DevX has no DevX objects to report on.
+	ibv_context *plain = ibv_open_device(devices_[0]);
+	ASSERT_NE(plain, nullptr);
+	errno = 0;
+	EXPECT_EQ(mlx5dv_devx_create_event_channel(plain, static_cast<mlx5dv_devx_create_event_channel_flags>(0)),
+		  nullptr);
+	EXPECT_EQ(errno, EOPNOTSUPP);
+	EXPECT_EQ(ibv_close_device(plain), 0);
+
+	uint16_t comp[] = {0};
+	uint16_t other[] = {0x5};
+	EXPECT_EQ(mlx5dv_devx_subscribe_devx_event(channel, nullptr, sizeof(comp), comp, 1), EOPNOTSUPP);
+	EXPECT_EQ(mlx5dv_devx_subscribe_devx_event(channel, nullptr, 0, comp, 1), EINVAL);
+	EXPECT_EQ(mlx5dv_devx_subscribe_devx_event(channel, nullptr, sizeof(other), other, 1), EINVAL);
+	EXPECT_EQ(mlx5dv_devx_subscribe_devx_event(nullptr, nullptr, sizeof(comp), comp, 1), EINVAL);
+	EXPECT_EQ(mlx5dv_devx_subscribe_devx_event_fd(channel, 0, nullptr, 0), EOPNOTSUPP);
+	EXPECT_EQ(mlx5dv_devx_subscribe_devx_event_fd(channel, -1, nullptr, 0), EINVAL);
+
+	ASSERT_EQ(fcntl(channel->fd, F_SETFL, O_NONBLOCK), 0);
+	mlx5dv_devx_async_event_hdr header{};
+	errno = 0;
+	EXPECT_EQ(mlx5dv_devx_get_event(channel, &header, sizeof(header)), -1);
+	EXPECT_EQ(errno, EAGAIN);
+	errno = 0;
+	EXPECT_EQ(mlx5dv_devx_get_event(nullptr, &header, sizeof(header)), -1);
+	EXPECT_EQ(errno, EINVAL);
+	mlx5dv_devx_destroy_event_channel(channel);
+	mlx5dv_devx_destroy_event_channel(nullptr);
 }
 
 } // namespace
