@@ -43,7 +43,7 @@ namespace {
 constexpr int kPollBatch = 16;
 constexpr uint32_t kMaxLogCq = 22;    // 2^22 CQEs: verbs' max_cqe + 1
 constexpr uint32_t kMaxLogQueue = 15; // 16-bit counters: the difference stays unambiguous
-constexpr uint32_t kMaxLogStride = 6; // 1 KiB receive WQEs (kMaxRecvStride)
+constexpr uint32_t kMaxLogStride = 5; // 512-byte receive WQEs: 32 data segments (within kMaxRecvStride)
 constexpr uint64_t kMaxMessage = 1ull << 31;
 constexpr uint64_t kAppSignaled = 1ull << 24;
 constexpr uint64_t kFence = 1ull << 25;
