@@ -181,7 +181,8 @@ TEST_F(WqInteropTest, AnMlx5QueuePairTalksToAVerbsQueuePairInAnotherProcess)
 	obj.cq.out = &dv_cq.dv;
 	ASSERT_EQ(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ), 0);
 	std::vector<uint8_t> memory(4096, 0);
-	ibv_mr *mr = ibv_reg_mr(pd, memory.data(), memory.size(), IBV_ACCESS_LOCAL_WRITE);
+	const int access = IBV_ACCESS_LOCAL_WRITE;
+	ibv_mr *mr = ibv_reg_mr(pd, memory.data(), memory.size(), access);
 	ASSERT_NE(mr, nullptr);
 	for (size_t i = 0; i < kWrite; ++i)
 		memory[i] = pattern(i, 3);
