@@ -57,6 +57,13 @@ struct DvCq {
 	}
 };
 
+// An mlx5 arm of the CQ fired: the event goes to the verbs CQ's completion channel
+// (ibv_get_cq_event), as rdma-core's mlx5 raises it.
+void raise_verbs_event(void *cq)
+{
+	(void)softdpu_verbs_cq_event(static_cast<ibv_cq *>(cq));
+}
+
 void *make_dv_cq(ibv_cq *cq, void *)
 {
 	auto *made = new (std::nothrow) DvCq();
@@ -90,6 +97,10 @@ void *make_dv_cq(ibv_cq *cq, void *)
 	config.cqn = made->cqn;
 	config.backing = cq;
 	config.uar_doorbell = uar_doorbell;
+	if (cq->channel != nullptr) {
+		config.on_event = raise_verbs_event;
+		config.event_arg = cq;
+	}
 	made->engine = wq::Engine::instance().add_cq(config);
 	if (made->engine == nullptr) {
 		const int error = errno;

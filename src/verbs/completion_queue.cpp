@@ -255,6 +255,16 @@ bool complete(CompletionQueue &cq, const ibv_wc &wc, bool solicited) noexcept
 	return true;
 }
 
+int raise_cq_event(CompletionQueue &cq) noexcept
+{
+	if (cq.cq()->channel == nullptr)
+		return ENOENT;
+	// One event waits per CQ at most, as when an arm fires.
+	if (cq.ring.header().event_pending.exchange(1, std::memory_order_acq_rel) == 0)
+		signal_channel(cq);
+	return 0;
+}
+
 int get_cq_event(ibv_comp_channel *ibv, ibv_cq **cq_out, void **cq_context) noexcept
 {
 	CompletionChannel *channel = CompletionChannel::from(ibv);

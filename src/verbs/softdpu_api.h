@@ -29,6 +29,11 @@ void *softdpu_verbs_qp_data(struct ibv_qp *qp, void *(*make)(struct ibv_qp *qp, 
 void *softdpu_verbs_cq_data(struct ibv_cq *cq, void *(*make)(struct ibv_cq *cq, void *arg), void *arg,
 			    void (*release)(void *data));
 
+/* Puts a completion event of `cq` on its completion channel, as an armed CQ does when it gets a
+ * completion (at most one waits per CQ; ibv_get_cq_event returns it). For libmlx5, whose CQs are
+ * armed through their mlx5 doorbell. 0, or EINVAL (NULL cq), ENOENT (the CQ has no channel). */
+int softdpu_verbs_cq_event(struct ibv_cq *cq);
+
 /* Makes the extended send API's batch in progress on `qp` (between ibv_wr_start and
  * ibv_wr_complete, called by the thread that started it) fail: ibv_wr_complete returns `error` and
  * queues nothing of the batch. For builders softdpu's device does not offer (mlx5dv_wr_*). The

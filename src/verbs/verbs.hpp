@@ -364,6 +364,9 @@ int req_notify_cq(ibv_cq *cq, int solicited_only) noexcept;
 // event).
 bool complete(CompletionQueue &cq, const ibv_wc &wc, bool solicited) noexcept;
 int get_cq_event(ibv_comp_channel *channel, ibv_cq **cq, void **cq_context) noexcept;
+// Puts a completion event of `cq` on its channel (libmlx5: the CQ was armed through its mlx5
+// doorbell and got a CQE). 0, or ENOENT when the CQ has no channel.
+int raise_cq_event(CompletionQueue &cq) noexcept;
 // Moves the receive completions peers have published into the private ring (as far as it has
 // room), so that completions the device adds now (a flush) come after them. Takes cq.mutex.
 void absorb_peer_records(CompletionQueue &cq) noexcept;

@@ -513,6 +513,58 @@ TEST_F(WqTest, BadKeysGiveErrorCqesAndTouchNothing)
 	EXPECT_EQ(std::count(local_.begin(), local_.end(), 0), static_cast<long>(local_.size()));
 }
 
+TEST_F(WqTest, AnMlx5ArmRaisesTheVerbsCompletionChannelsEvent)
+{
+	ibv_comp_channel *channel = ibv_create_comp_channel(context_);
+	ASSERT_NE(channel, nullptr);
+	ibv_cq *cq = ibv_create_cq(context_, 15, this, channel, 0);
+	ASSERT_NE(cq, nullptr);
+	ibv_qp *qp = create_qp(cq);
+	ibv_qp *peer = create_qp(cq_b_.cq);
+	ASSERT_NE(qp, nullptr);
+	ASSERT_NE(peer, nullptr);
+	connect_rc(context_, qp, peer->qp_num);
+	connect_rc(context_, peer, qp->qp_num);
+	{
+		DvQp dv{qp, {}, 0, 0};
+		DvCq dv_cq{cq, {}, 0};
+		init(dv, dv_cq);
+		ASSERT_EQ(fcntl(channel->fd, F_SETFL, O_NONBLOCK), 0);
+		// The first arm of the CQ (sn 0, consumer 0), as UCX arms an mlx5 CQ, then a CQE.
+		dv_cq.arm(0, false);
+		dv.write(MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE,
+			 {raddr_seg(reinterpret_cast<uintptr_t>(remote_.data()), remote_mr_->rkey),
+			  data_seg(local_.data(), 8, local_mr_->lkey)});
+		dv.ring();
+		mlx5_cqe64 cqe{};
+		ASSERT_TRUE(dv_cq.poll(&cqe));
+		ibv_cq *event_cq = nullptr;
+		void *event_context = nullptr;
+		int got = -1;
+		for (int i = 0; i < 2000 && got != 0; ++i) {
+			got = ibv_get_cq_event(channel, &event_cq, &event_context);
+			if (got != 0)
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		}
+		ASSERT_EQ(got, 0);
+		EXPECT_EQ(event_cq, cq);
+		EXPECT_EQ(event_context, this);
+		ibv_ack_cq_events(cq, 1);
+		// The arm is spent: another CQE raises nothing until the next arm.
+		dv.write(MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE,
+			 {raddr_seg(reinterpret_cast<uintptr_t>(remote_.data()), remote_mr_->rkey),
+			  data_seg(local_.data(), 8, local_mr_->lkey)});
+		dv.ring();
+		ASSERT_TRUE(dv_cq.poll(&cqe));
+		std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		EXPECT_NE(ibv_get_cq_event(channel, &event_cq, &event_context), 0);
+	}
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	EXPECT_EQ(ibv_destroy_qp(peer), 0);
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+	EXPECT_EQ(ibv_destroy_comp_channel(channel), 0);
+}
+
 // The engine thread serves queues while the test's thread destroys them (the TSan pass runs the
 // *Concurrent* suites).
 using WqConcurrentTest = WqTest;
