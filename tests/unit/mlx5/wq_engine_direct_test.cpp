@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <numeric>
 #include <vector>
 
@@ -208,6 +209,29 @@ TEST_F(WqEngineTest, AFullCqHoldsCompletionsUntilTheConsumerMoves)
 		EXPECT_EQ(be16toh(cqe.wqe_counter), index);
 	}
 	EXPECT_FALSE(dv_cq_.poll(&cqe, std::chrono::milliseconds(30)));
+}
+
+TEST_F(WqEngineTest, AnIdleEngineTakesNoCore)
+{
+	// Work, then nothing: after its short spin the engine sleeps (up to 1 ms between passes).
+	write(0);
+	dv_qp_.ring();
+	mlx5_cqe64 cqe{};
+	ASSERT_TRUE(dv_cq_.poll(&cqe));
+	std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	timespec start{};
+	timespec end{};
+	ASSERT_EQ(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start), 0);
+	std::this_thread::sleep_for(std::chrono::milliseconds(400));
+	ASSERT_EQ(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &end), 0);
+	const double busy = double(end.tv_sec - start.tv_sec) + double(end.tv_nsec - start.tv_nsec) / 1e9;
+	// A polling thread would use the whole 0.4 s; the engine (and the transport's 1 ms ticker)
+	// use a few ms. The bound leaves room for slow sanitized builds.
+	EXPECT_LT(busy, 0.1) << "CPU seconds used by an idle process with a registered QP and CQ";
+	// And it still answers at once.
+	write(8);
+	dv_qp_.ring();
+	ASSERT_TRUE(dv_cq_.poll(&cqe, std::chrono::milliseconds(100)));
 }
 
 TEST_F(WqEngineTest, AnArmRaisesOneEvent)
