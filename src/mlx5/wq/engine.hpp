@@ -44,7 +44,8 @@ struct CqConfig {
 	// changes of doorbell[1] arm it.
 	const volatile uint64_t *uar_doorbell = nullptr;
 	// Called (on the engine thread) when the CQ is armed and a CQE it was armed for has been
-	// written; the arm is then consumed, as the device raises one completion event per arm.
+	// written; the arm is then consumed, as the device raises one completion event per arm. It
+	// runs under the engine's lock: it must not call the Engine (nor block for long).
 	void (*on_event)(void *arg) = nullptr;
 	void *event_arg = nullptr;
 };
