@@ -5,6 +5,7 @@
 #include "wq_fixture.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -138,9 +139,24 @@ TEST(WqPeerProcess, VerbsSide)
 	ibv_free_device_list(list);
 }
 
-class WqInteropTest : public Mlx5Test {};
+class WqInteropTest : public Mlx5Test {
+protected:
+	// The exchange with a verbs side in another process; with `kill_peer` the peer is killed once
+	// connected, and the mlx5 side's requests fail as on a fabric whose peer stopped answering.
+	void exchange(bool kill_peer);
+};
 
 TEST_F(WqInteropTest, AnMlx5QueuePairTalksToAVerbsQueuePairInAnotherProcess)
+{
+	exchange(false);
+}
+
+TEST_F(WqInteropTest, APeerThatDiesGivesARetryErrorThenFlushes)
+{
+	exchange(true);
+}
+
+void WqInteropTest::exchange(bool kill_peer)
 {
 	int to_peer[2];
 	int from_peer[2];
@@ -197,6 +213,45 @@ TEST_F(WqInteropTest, AnMlx5QueuePairTalksToAVerbsQueuePairInAnotherProcess)
 	connect_rc(context_, qp.qp, peer.qpn);
 	uint8_t ready = 0;
 	ASSERT_TRUE(read_all(in, &ready, 1));
+	mlx5_cqe64 cqe{};
+	if (kill_peer) {
+		ASSERT_EQ(kill(child, SIGKILL), 0);
+		int status = 0;
+		ASSERT_EQ(waitpid(child, &status, 0), child);
+		const uint16_t lost = qp.pi;
+		qp.write(MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE,
+			 {raddr_seg(peer.addr, peer.rkey), data_seg(memory.data(), kWrite, mr->lkey)});
+		const uint16_t later = qp.pi;
+		qp.write(MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE, {data_seg(memory.data() + 1024, kSend, mr->lkey)});
+		qp.ring();
+		// The WRITE exhausts its retries; the SEND after it and the posted receive are flushed.
+		bool retry_error = false;
+		bool send_flushed = false;
+		bool receive_flushed = false;
+		while (!(retry_error && send_flushed && receive_flushed)) {
+			ASSERT_TRUE(dv_cq.poll(&cqe, std::chrono::milliseconds(10000)));
+			const uint16_t index = be16toh(cqe.wqe_counter);
+			if (cqe_opcode(cqe) == MLX5_CQE_REQ_ERR && index == lost) {
+				EXPECT_EQ(cqe_syndrome(cqe), MLX5_CQE_SYNDROME_TRANSPORT_RETRY_EXC_ERR);
+				EXPECT_FALSE(send_flushed);
+				retry_error = true;
+			} else if (cqe_opcode(cqe) == MLX5_CQE_REQ_ERR && index == later) {
+				EXPECT_EQ(cqe_syndrome(cqe), MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+				send_flushed = true;
+			} else {
+				ASSERT_EQ(cqe_opcode(cqe), MLX5_CQE_RESP_ERR);
+				EXPECT_EQ(cqe_syndrome(cqe), MLX5_CQE_SYNDROME_WR_FLUSH_ERR);
+				receive_flushed = true;
+			}
+		}
+		close(in);
+		close(out);
+		EXPECT_EQ(ibv_destroy_qp(qp.qp), 0);
+		EXPECT_EQ(ibv_dereg_mr(mr), 0);
+		EXPECT_EQ(ibv_destroy_cq(cq), 0);
+		EXPECT_EQ(ibv_dealloc_pd(pd), 0);
+		return;
+	}
 
 	const uint16_t write = qp.pi;
 	qp.write(MLX5_OPCODE_RDMA_WRITE, 0,
@@ -204,7 +259,6 @@ TEST_F(WqInteropTest, AnMlx5QueuePairTalksToAVerbsQueuePairInAnotherProcess)
 	const uint16_t send = qp.pi;
 	qp.write(MLX5_OPCODE_SEND, MLX5_WQE_CTRL_CQ_UPDATE, {data_seg(memory.data() + 1024, kSend, mr->lkey)});
 	qp.ring();
-	mlx5_cqe64 cqe{};
 	ASSERT_TRUE(dv_cq.poll(&cqe, std::chrono::milliseconds(5000)));
 	EXPECT_EQ(cqe_opcode(cqe), MLX5_CQE_REQ) << "syndrome " << int(cqe_syndrome(cqe));
 	EXPECT_EQ(be16toh(cqe.wqe_counter), send);
