@@ -10,7 +10,13 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#include <mutex>
+
 namespace softdpu::mlx5 {
+
+namespace wq {
+class Cq;
+}
 
 // What libmlx5 keeps with an open context: whether it was opened for DevX, and its command
 // processor (the device's capabilities, queried once, and the context's DevX objects).
@@ -45,12 +51,35 @@ struct QpEx {
 	static QpEx *of(ibv_qp_ex *qp) noexcept;
 };
 
+struct DvQp;
+
+// What libmlx5 keeps with a verbs queue pair (its one provider-data slot, softdpu_api.h): the
+// mlx5dv_qp_ex and the mlx5 queues mlx5dv_init_obj exposed, each made on first use.
+struct QpData {
+	std::mutex mutex;
+	QpEx *ex = nullptr;
+	DvQp *dv = nullptr;
+
+	QpData() = default;
+	QpData(const QpData &) = delete;
+	QpData &operator=(const QpData &) = delete;
+	~QpData();
+	// Null with errno set.
+	static QpData *of(ibv_qp *qp) noexcept;
+};
+
+// The engine CQ of a verbs CQ: its mlx5 view (the CQE buffer mlx5dv_init_obj hands out), made on
+// first use, as every CQ of a ConnectX has one. From then on its completions are CQEs. Null with
+// errno set. (dv_obj.cpp; a DevX QP naming a verbs CQ completes into it.)
+wq::Cq *mlx5_cq_of(ibv_cq *cq) noexcept;
+
+// mlx5dv_init_obj (dv_obj.cpp). `compat` is the MLX5_1.0 version: only the QP, CQ, SRQ and RWQ
+// members exist in its struct mlx5dv_obj.
+int init_obj(mlx5dv_obj *obj, uint64_t obj_type, bool compat) noexcept;
+
 // The engine CQ behind a DevX CQ object (CREATE_CQ through mlx5dv_devx_obj_create), and the context
 // a DevX object was created on: for event channels. Null with errno EINVAL for a null object or,
 // for devx_cq_of, an object that is not a CQ. (Implemented by the DevX object layer.)
-namespace wq {
-class Cq;
-}
 wq::Cq *devx_cq_of(mlx5dv_devx_obj *obj) noexcept;
 ibv_context *devx_context_of(mlx5dv_devx_obj *obj) noexcept;
 

@@ -109,6 +109,21 @@ int mlx5dv_query_device(ibv_context *ctx_in, mlx5dv_context *attrs_out)
 	return query_device(ctx_in, attrs_out);
 }
 
+// mlx5dv_init_obj: the default version (MLX5_1.2) and the one binaries of rdma-core 13 to 15 bound
+// (MLX5_1.0, whose struct mlx5dv_obj ends after the RWQ member); exports.map lists the name in both
+// nodes.
+int softdpu_mlx5dv_init_obj_1_2(mlx5dv_obj *obj, uint64_t obj_type)
+{
+	return init_obj(obj, obj_type, false);
+}
+__asm__(".symver softdpu_mlx5dv_init_obj_1_2, mlx5dv_init_obj@@MLX5_1.2");
+
+int softdpu_mlx5dv_init_obj_1_0(mlx5dv_obj *obj, uint64_t obj_type)
+{
+	return init_obj(obj, obj_type, true);
+}
+__asm__(".symver softdpu_mlx5dv_init_obj_1_0, mlx5dv_init_obj@MLX5_1.0");
+
 ibv_qp *mlx5dv_create_qp(ibv_context *context, ibv_qp_init_attr_ex *qp_attr, mlx5dv_qp_init_attr *mlx5_qp_attr)
 {
 	return create_qp(context, qp_attr, mlx5_qp_attr);

@@ -125,12 +125,29 @@ void *make_qp_ex(ibv_qp *, void *arg)
 	return made;
 }
 
-void release_qp_ex(void *data)
+void *make_qp_data(ibv_qp *, void *)
 {
-	delete static_cast<QpEx *>(data);
+	auto *made = new (std::nothrow) QpData();
+	if (made == nullptr)
+		errno = ENOMEM;
+	return made;
+}
+
+void release_qp_data(void *data)
+{
+	delete static_cast<QpData *>(data);
 }
 
 } // namespace
+
+QpData *QpData::of(ibv_qp *qp) noexcept
+{
+	if (qp == nullptr) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	return static_cast<QpData *>(softdpu_verbs_qp_data(qp, make_qp_data, nullptr, release_qp_data));
+}
 
 QpEx *QpEx::from(mlx5dv_qp_ex *dv) noexcept
 {
@@ -144,7 +161,13 @@ QpEx *QpEx::of(ibv_qp_ex *qp) noexcept
 		errno = EINVAL;
 		return nullptr;
 	}
-	return static_cast<QpEx *>(softdpu_verbs_qp_data(&qp->qp_base, make_qp_ex, qp, release_qp_ex));
+	QpData *data = QpData::of(&qp->qp_base);
+	if (data == nullptr)
+		return nullptr;
+	std::lock_guard lock(data->mutex);
+	if (data->ex == nullptr)
+		data->ex = static_cast<QpEx *>(make_qp_ex(&qp->qp_base, qp));
+	return data->ex;
 }
 
 ibv_qp *create_qp(ibv_context *context, ibv_qp_init_attr_ex *qp_attr, const mlx5dv_qp_init_attr *mlx5_attr) noexcept

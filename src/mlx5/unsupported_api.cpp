@@ -5,8 +5,8 @@
 // free functions have nothing to free, as their objects can never be made; the two DR domain
 // setters have no domain to set.
 //
-// The DevX object, umem, UAR, EQ-number and asynchronous command functions are in mlx5dv_api.cpp
-// (issue 21); the event channels and mlx5dv_init_obj stay here until the device offers them.
+// The DevX object, umem, UAR, EQ-number and asynchronous command functions are in mlx5dv_api.cpp,
+// mlx5dv_init_obj in dv_obj.cpp and the event channels in event_channel_api.cpp (issue 21).
 #include <infiniband/mlx5dv.h>
 
 #include <cerrno>
@@ -24,20 +24,6 @@ template <typename T> T *unsupported() noexcept
 // NOLINTBEGIN(readability-named-parameter): the parameters are unused; their names are comments
 
 extern "C" {
-
-// mlx5dv_init_obj: the default version (MLX5_1.2) and the one binaries of rdma-core 13 to 15 bound
-// (MLX5_1.0); exports.map lists the name in both nodes.
-int softdpu_mlx5dv_init_obj_1_2(mlx5dv_obj * /*obj*/, uint64_t /*obj_type*/)
-{
-	return EOPNOTSUPP; // no mlx5 queue buffers, doorbells or UARs to expose
-}
-__asm__(".symver softdpu_mlx5dv_init_obj_1_2, mlx5dv_init_obj@@MLX5_1.2");
-
-int softdpu_mlx5dv_init_obj_1_0(mlx5dv_obj * /*obj*/, uint64_t /*obj_type*/)
-{
-	return EOPNOTSUPP;
-}
-__asm__(".symver softdpu_mlx5dv_init_obj_1_0, mlx5dv_init_obj@MLX5_1.0");
 
 int _mlx5dv_mkey_check(mlx5dv_mkey * /*mkey*/, mlx5dv_mkey_err * /*err_info*/, size_t /*err_info_size*/)
 {
@@ -186,29 +172,14 @@ mlx5dv_devx_eq *mlx5dv_devx_create_eq(ibv_context * /*ibctx*/, const void * /*in
 	return unsupported<mlx5dv_devx_eq>();
 }
 
-mlx5dv_devx_event_channel *mlx5dv_devx_create_event_channel(ibv_context * /*context*/,
-							    enum mlx5dv_devx_create_event_channel_flags /*flags*/)
-{
-	return unsupported<mlx5dv_devx_event_channel>();
-}
-
 int mlx5dv_devx_destroy_eq(mlx5dv_devx_eq * /*eq*/)
 {
 	return EOPNOTSUPP;
 }
 
-void mlx5dv_devx_destroy_event_channel(mlx5dv_devx_event_channel * /*event_channel*/) {}
-
 int mlx5dv_devx_free_msi_vector(mlx5dv_devx_msi_vector * /*msi*/)
 {
 	return EOPNOTSUPP;
-}
-
-ssize_t mlx5dv_devx_get_event(mlx5dv_devx_event_channel * /*event_channel*/,
-			      mlx5dv_devx_async_event_hdr * /*event_data*/, size_t /*event_resp_len*/)
-{
-	errno = EOPNOTSUPP;
-	return -1;
 }
 
 int mlx5dv_devx_ind_tbl_modify(ibv_rwq_ind_table * /*ind_tbl*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/,
@@ -229,18 +200,6 @@ int mlx5dv_devx_srq_modify(ibv_srq * /*srq*/, const void * /*in*/, size_t /*inle
 }
 
 int mlx5dv_devx_srq_query(ibv_srq * /*srq*/, const void * /*in*/, size_t /*inlen*/, void * /*out*/, size_t /*outlen*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_subscribe_devx_event(mlx5dv_devx_event_channel * /*event_channel*/, mlx5dv_devx_obj * /*obj*/,
-				     uint16_t /*events_sz*/, uint16_t /*events_num*/[], uint64_t /*cookie*/)
-{
-	return EOPNOTSUPP;
-}
-
-int mlx5dv_devx_subscribe_devx_event_fd(mlx5dv_devx_event_channel * /*event_channel*/, int /*fd*/,
-					mlx5dv_devx_obj * /*obj*/, uint16_t /*event_num*/)
 {
 	return EOPNOTSUPP;
 }

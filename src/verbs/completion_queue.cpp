@@ -178,6 +178,7 @@ int destroy_cq(ibv_cq *ibv) noexcept
 		std::lock_guard lock(context->handles_mutex);
 		context->cqs.erase(ibv->handle);
 	}
+	cq->provider.reset(); // libmlx5's engine lets go of the CQ first
 	if (ibv->channel != nullptr) {
 		CompletionChannel *channel = CompletionChannel::from(ibv->channel);
 		std::lock_guard lock(channel->mutex);
@@ -265,6 +266,16 @@ bool complete(CompletionQueue &cq, const ibv_wc &wc, bool solicited) noexcept
 	if (cq.cq()->channel != nullptr && cq.ring.take_notification(solicited || wc.status != IBV_WC_SUCCESS))
 		signal_channel(cq);
 	return true;
+}
+
+int raise_cq_event(CompletionQueue &cq) noexcept
+{
+	if (cq.cq()->channel == nullptr)
+		return ENOENT;
+	// One event waits per CQ at most, as when an arm fires.
+	if (cq.ring.header().event_pending.exchange(1, std::memory_order_acq_rel) == 0)
+		signal_channel(cq);
+	return 0;
 }
 
 int get_cq_event(ibv_comp_channel *ibv, ibv_cq **cq_out, void **cq_context) noexcept

@@ -44,7 +44,7 @@ Context *Context::open(Device *device) noexcept
 void Context::close() noexcept
 {
 	// What a provider library keeps with the context goes first, while the context is whole.
-	provider.release_now();
+	provider.reset();
 	// The background progress stops next (a tick may post async events into what goes below).
 	ticker.reset();
 	ibv_context *ibv = this->ibv();

@@ -1271,6 +1271,7 @@ int destroy_qp(ibv_qp *ibv) noexcept
 {
 	QueuePair *qp = QueuePair::from(ibv);
 	Context &context = *Context::from(ibv->context);
+	qp->provider.reset(); // libmlx5's engine lets go of the queue pair first
 	{
 		std::lock_guard lock(context.qps_mutex);
 		std::erase(context.qps, qp);

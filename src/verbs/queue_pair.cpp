@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 namespace softdpu::verbs {
@@ -157,6 +158,9 @@ void record_attributes(QueuePair &qp, const ibv_qp_attr &attr, int mask) noexcep
 
 void query_attributes(QueuePair &qp, ibv_qp_attr *attr, ibv_qp_init_attr *init_attr) noexcept
 {
+	// Under the queue pair's lock: another thread may be moving it (libmlx5's engine puts a queue
+	// pair in ERR from its own thread).
+	std::lock_guard lock(qp.mutex);
 	*attr = qp.attr;
 	attr->qp_state = qp.ibv.qp_base.state;
 	attr->cur_qp_state = qp.ibv.qp_base.state;

@@ -57,6 +57,22 @@ void *softdpu_verbs_qp_data(ibv_qp *qp, void *(*make)(ibv_qp *, void *), void *a
 	return provider_data(QueuePair::from(qp)->provider, qp, make, arg, release);
 }
 
+void *softdpu_verbs_cq_data(ibv_cq *cq, void *(*make)(ibv_cq *, void *), void *arg, void (*release)(void *))
+{
+	if (cq == nullptr) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	return provider_data(CompletionQueue::from(cq)->provider, cq, make, arg, release);
+}
+
+int softdpu_verbs_cq_event(ibv_cq *cq)
+{
+	if (cq == nullptr)
+		return EINVAL;
+	return raise_cq_event(*CompletionQueue::from(cq));
+}
+
 int softdpu_verbs_qp_ex_fail_batch(ibv_qp_ex *qp, int error)
 {
 	if (qp == nullptr || error == 0)

@@ -23,6 +23,16 @@ void *softdpu_verbs_context_data(struct ibv_context *context, void *(*make)(stru
 				 void *arg, void (*release)(void *data));
 void *softdpu_verbs_qp_data(struct ibv_qp *qp, void *(*make)(struct ibv_qp *qp, void *arg), void *arg,
 			    void (*release)(void *data));
+/* The same for a completion queue (released by ibv_destroy_cq). A queue pair's and a CQ's data are
+ * released when their destroy starts (a QP's before it leaves its CQs; a CQ's once no QP uses it),
+ * so the provider lets go of the object while it still works. */
+void *softdpu_verbs_cq_data(struct ibv_cq *cq, void *(*make)(struct ibv_cq *cq, void *arg), void *arg,
+			    void (*release)(void *data));
+
+/* Puts a completion event of `cq` on its completion channel, as an armed CQ does when it gets a
+ * completion (at most one waits per CQ; ibv_get_cq_event returns it). For libmlx5, whose CQs are
+ * armed through their mlx5 doorbell. 0, or EINVAL (NULL cq), ENOENT (the CQ has no channel). */
+int softdpu_verbs_cq_event(struct ibv_cq *cq);
 
 /* Makes the extended send API's batch in progress on `qp` (between ibv_wr_start and
  * ibv_wr_complete, called by the thread that started it) fail: ibv_wr_complete returns `error` and

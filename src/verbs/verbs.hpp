@@ -44,16 +44,22 @@ struct ProviderData {
 	ProviderData() = default;
 	ProviderData(const ProviderData &) = delete;
 	ProviderData &operator=(const ProviderData &) = delete;
-	~ProviderData() { release_now(); }
-	// Releases the data now (ibv_close_device does it first, while the context is whole: the
-	// provider may destroy verbs objects it made on the context).
-	void release_now() noexcept
+	~ProviderData() { reset(); }
+	// Releases the data now (the object is being destroyed: the provider must let go of it before
+	// the object's queues go). Later calls find none.
+	void reset() noexcept
 	{
-		void (*run)(void *) = release;
-		release = nullptr;
-		if (run != nullptr)
-			run(data);
-		data = nullptr;
+		void *taken = nullptr;
+		void (*release_taken)(void *) = nullptr;
+		{
+			std::lock_guard lock(mutex);
+			taken = data;
+			release_taken = release;
+			data = nullptr;
+			release = nullptr;
+		}
+		if (release_taken != nullptr)
+			release_taken(taken);
 	}
 };
 
@@ -182,6 +188,7 @@ struct CompletionQueue {
 	std::vector<QueuePair *> qps;
 	uint32_t events_reported = 0; // under ibv.mutex: events handed out (destroy waits for acks)
 	bool overrun_reported = false;
+	ProviderData provider;
 
 	ibv_cq *cq() noexcept { return ibv_cq_ex_to_cq(&ibv); }
 	static CompletionQueue *from(ibv_cq *cq) noexcept { return owner_of<CompletionQueue>(cq); }
@@ -363,6 +370,9 @@ int req_notify_cq(ibv_cq *cq, int solicited_only) noexcept;
 // event).
 bool complete(CompletionQueue &cq, const ibv_wc &wc, bool solicited) noexcept;
 int get_cq_event(ibv_comp_channel *channel, ibv_cq **cq, void **cq_context) noexcept;
+// Puts a completion event of `cq` on its channel (libmlx5: the CQ was armed through its mlx5
+// doorbell and got a CQE). 0, or ENOENT when the CQ has no channel.
+int raise_cq_event(CompletionQueue &cq) noexcept;
 // Moves the receive completions peers have published into the private ring (as far as it has
 // room), so that completions the device adds now (a flush) come after them. Takes cq.mutex.
 void absorb_peer_records(CompletionQueue &cq) noexcept;

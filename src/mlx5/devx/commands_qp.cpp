@@ -7,6 +7,7 @@
 #include "mlx5/devx/command_processor.hpp"
 
 #include "mlx5/devx/prm.hpp"
+#include "mlx5/mlx5.hpp"
 #include "mlx5/wq/engine.hpp"
 #include "verbs/softdpu_api.h"
 
@@ -187,8 +188,9 @@ int CommandProcessor::create_qp(Command &command)
 	config.sq = qp.no_sq != 0 ? nullptr : wq + rq_bytes;
 	config.log_sq_size = qp.no_sq != 0 ? 0 : qp.log_sq_size;
 	config.doorbell = reinterpret_cast<volatile uint32_t *>(qp.dbr_umem->addr + qp.dbr_offset);
-	config.send_cq = qp.send_cq != nullptr ? qp.send_cq->engine : nullptr;
-	config.recv_cq = qp.recv_cq != nullptr ? qp.recv_cq->engine : nullptr;
+	// A verbs CQ is completed into through its mlx5 view (the buffer mlx5dv_init_obj gives).
+	config.send_cq = qp.send_cq != nullptr ? qp.send_cq->engine : mlx5_cq_of(send_cq);
+	config.recv_cq = qp.recv_cq != nullptr ? qp.recv_cq->engine : mlx5_cq_of(recv_cq);
 	qp.engine = wq::Engine::instance().add_qp(config);
 	if (qp.engine == nullptr) {
 		(void)ibv_destroy_qp(backing);

@@ -37,8 +37,15 @@ struct CqConfig {
 	volatile uint32_t *doorbell = nullptr;
 	uint32_t cqn = 0;
 	ibv_cq *backing = nullptr; // the verbs CQ the backing QPs complete on
+	// Optional: the CQ doorbell of the UAR page the application arms through (UAR +
+	// MLX5_CQ_DOORBELL, 8 bytes: the arm word then the cqn, both big-endian, as rdma-core's
+	// mlx5dv arm writes them). A write naming this cqn arms the CQ even when the arm word in the
+	// doorbell record keeps its value (the first arm of a fresh CQ writes 0 there). Null: only
+	// changes of doorbell[1] arm it.
+	const volatile uint64_t *uar_doorbell = nullptr;
 	// Called (on the engine thread) when the CQ is armed and a CQE it was armed for has been
-	// written; the arm is then consumed, as the device raises one completion event per arm.
+	// written; the arm is then consumed, as the device raises one completion event per arm. It
+	// runs under the engine's lock: it must not call the Engine (nor block for long).
 	void (*on_event)(void *arg) = nullptr;
 	void *event_arg = nullptr;
 };
@@ -76,8 +83,18 @@ public:
 	void remove_cq(Cq *cq) noexcept;
 	// Changes the event callback of a CQ (event channels subscribe after the CQ exists).
 	void set_cq_event(Cq *cq, void (*on_event)(void *arg), void *arg) noexcept;
+	// Sets the event callback of `cq` unless it has one: false (nothing changed) when it has, or
+	// when `cq` is not registered.
+	bool claim_cq_event(Cq *cq, void (*on_event)(void *arg), void *arg) noexcept;
+	// The CQ's number (CqConfig::cqn).
+	static uint32_t cq_number(const Cq *cq) noexcept;
+	// Clears the event callback of `cq` if `cq` is still registered and its callback argument is
+	// `arg` (an event channel going away while the CQ may already be gone). True when cleared.
+	bool clear_cq_event(Cq *cq, void *arg) noexcept;
 	// The QP's backing verbs QP moved to the error state by a command (2ERR), or back to reset
-	// (2RST): the engine resets its send and receive positions for RST, as the device does.
+	// (2RST): the engine resets its send and receive positions for RST, as the device does, and
+	// for ERR flushes every WQE read from then on. Call it after the backing QP's transition (the
+	// engine reads the backing QP's state).
 	void reset_qp(Qp *qp) noexcept;
 };
 

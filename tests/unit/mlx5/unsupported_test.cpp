@@ -1,5 +1,5 @@
 // The mlx5dv functions softdpu's device does not offer: the documented failure (null with errno
-// EOPNOTSUPP, or EOPNOTSUPP returned), no crash; and the two versions of mlx5dv_init_obj.
+// EOPNOTSUPP, or EOPNOTSUPP returned), no crash.
 #include "mlx5_fixture.hpp"
 
 #include <dlfcn.h>
@@ -22,9 +22,6 @@ template <typename T> void expect_null_eopnotsupp(T *result, const char *what)
 TEST_F(Mlx5Test, ObjectsTheDeviceDoesNotMakeAreRefused)
 {
 	errno = 0;
-	expect_null_eopnotsupp(
-	    mlx5dv_devx_create_event_channel(context_, MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA),
-	    "devx_create_event_channel");
 	expect_null_eopnotsupp(mlx5dv_devx_alloc_msi_vector(context_), "devx_alloc_msi_vector");
 	mlx5dv_mkey_init_attr mkey{};
 	ibv_pd *pd = ibv_alloc_pd(context_);
@@ -66,25 +63,9 @@ TEST_F(Mlx5Test, OperationsTheDeviceDoesNotOfferReturnEopnotsupp)
 	EXPECT_EQ(mlx5dv_vfio_get_events_fd(context_), -1);
 	EXPECT_EQ(errno, EOPNOTSUPP);
 	EXPECT_EQ(mlx5dv_dump_dr_domain(stderr, nullptr), -EOPNOTSUPP);
-	errno = 0;
-	EXPECT_EQ(mlx5dv_devx_get_event(nullptr, nullptr, 0), -1);
-	EXPECT_EQ(errno, EOPNOTSUPP);
 	// Objects that can never exist: their destroy and free functions neither crash nor succeed.
 	EXPECT_EQ(mlx5dv_destroy_mkey(nullptr), EOPNOTSUPP);
 	EXPECT_EQ(mlx5dv_dek_destroy(nullptr), EOPNOTSUPP);
-	mlx5dv_devx_destroy_event_channel(nullptr);
-}
-
-TEST_F(Mlx5Test, InitObjBothVersionsRefuse)
-{
-	mlx5dv_obj obj{};
-	EXPECT_EQ(mlx5dv_init_obj(&obj, MLX5DV_OBJ_PD), EOPNOTSUPP);
-	using InitObj = int (*)(mlx5dv_obj *, uint64_t);
-	for (const char *version : {"MLX5_1.0", "MLX5_1.2"}) {
-		void *symbol = dlvsym(RTLD_DEFAULT, "mlx5dv_init_obj", version);
-		ASSERT_NE(symbol, nullptr) << version << ": " << dlerror();
-		EXPECT_EQ(reinterpret_cast<InitObj>(symbol)(&obj, MLX5DV_OBJ_QP), EOPNOTSUPP) << version;
-	}
 }
 
 TEST_F(Mlx5Test, AForeignContextIsRefused)
