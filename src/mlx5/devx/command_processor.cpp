@@ -410,6 +410,8 @@ int CommandProcessor::dispatch(Command &command) noexcept
 	case prm::kInit2RtrQp:
 	case prm::kRtr2RtsQp:
 	case prm::kRts2RtsQp:
+	case prm::kInit2InitQp:
+	case prm::kSqerr2RtsQp:
 	case prm::k2ErrQp:
 	case prm::k2RstQp:
 		handler = &CommandProcessor::modify_qp;

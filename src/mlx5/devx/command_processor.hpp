@@ -58,6 +58,7 @@ enum Syndrome : uint32_t {
 	kSyndromeOtherVport = 0x5d00002c,
 	kSyndromePortNum = 0x5d00002d,
 	kSyndromeGidIndex = 0x5d00002e,
+	kSyndromeOptParam = 0x5d00002f,
 	kSyndromePdBusy = 0x5d000030,
 	kSyndromeCqBusy = 0x5d000031,
 	kSyndromeNoResources = 0x5d000040,

@@ -245,6 +245,127 @@ TEST_F(DevxQueuesTest, QpLifeAndTransitions)
 	forget(cq);
 }
 
+// The transitions' optional parameters (opt_param_mask, the kernel's table for RC: INIT2INIT
+// RRE/RAE/RWE/PKEY_INDEX/PRI_PORT; INIT2RTR RRE/RAE/RWE/PKEY_INDEX; RTR2RTS and RTS2RTS
+// RRE/RAE/RWE/RNR_TIMEOUT/PM_STATE; RST2INIT none), INIT2INIT and SQERR2RTS; QUERY_QP after each.
+TEST_F(DevxQueuesTest, TransitionsTakeTheirOptionalParameters)
+{
+	constexpr uint32_t kAlt = 1u << 0, kRre = 1u << 1, kRae = 1u << 2, kRwe = 1u << 3, kPkey = 1u << 4,
+			   kRnr = 1u << 6, kPm = 1u << 10, kRetry = 1u << 12, kRnrRetry = 1u << 13,
+			   kAckTimeout = 1u << 14, kPort = 1u << 16;
+	uint32_t cqn = 0;
+	ASSERT_NE(make_cq(4, &cqn), nullptr);
+	uint32_t qpn = 0;
+	mlx5dv_devx_obj *qp = make_qp(cqn, &qpn);
+	ASSERT_NE(qp, nullptr);
+	const auto with = [&](uint16_t opcode, uint32_t optional) {
+		Mailbox in = transition(opcode, qpn);
+		prm_set_bits(in.data(), 0x80, 32, optional);
+		return in;
+	};
+	const auto refused = [&](const Mailbox &in, uint8_t status, uint32_t syndrome, const char *what) {
+		Mailbox result;
+		EXPECT_EQ(modify(qp, in, &result), EREMOTEIO) << what;
+		EXPECT_EQ(status_of(result), status) << what;
+		EXPECT_EQ(syndrome_of(result), syndrome) << what;
+	};
+	Mailbox result;
+
+	// RST2INIT takes no optional parameter.
+	Mailbox init = with(kOpRst2Init, kRre);
+	prm_set_bits(init.data(), kQpcIn + 0x491, 1, 1); // rwe
+	refused(init, kBadParam, 0x5d00002f, "RST2INIT with an optional parameter");
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 0u);
+	prm_set_bits(init.data(), 0x80, 32, 0);
+	ASSERT_EQ(modify(qp, init, &result), 0);
+
+	// INIT2INIT: RRE given (set), RWE not (kept), the port.
+	Mailbox init2init = with(0x50e, kRre | kPkey | kPort);
+	prm_set_bits(init2init.data(), kQpcIn + 0x490, 2, 0x2); // rre 1, rwe 0: rwe is not selected
+	prm_set_bits(init2init.data(), kAds + 0x128, 8, 1);
+	ASSERT_EQ(modify(qp, init2init, &result), 0) << std::hex << syndrome_of(result);
+	Mailbox out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn, 4), 1u);           // INIT
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x490, 3), 0x6u); // rre rwe
+	refused(with(0x50e, kRnr), kBadParam, 0x5d00002f, "INIT2INIT with RNR_TIMEOUT");
+
+	ibv_gid gid{};
+	ASSERT_EQ(ibv_query_gid(context_, 1, 0, &gid), 0);
+	Mailbox rtr = with(kOpInit2Rtr, kRae | kRwe);
+	prm_set_bits(rtr.data(), kQpcIn + 0x40, 3, IBV_MTU_1024);
+	prm_set_bits(rtr.data(), kQpcIn + 0xa8, 24, qpn);
+	prm_set_bits(rtr.data(), kQpcIn + 0x4a3, 5, 12);
+	prm_set_bits(rtr.data(), kQpcIn + 0x491, 2, 0x3); // rwe, rae
+	std::memcpy(rtr.data() + (kAds + 0x80) / 8, gid.raw, 16);
+	prm_set_bits(rtr.data(), kAds + 0x58, 8, 64);
+	prm_set_bits(rtr.data(), kAds + 0x128, 8, 1);
+	Mailbox rtr_alt = rtr;
+	prm_set_bits(rtr_alt.data(), 0x80, 32, kRae | kAlt);
+	refused(rtr_alt, kBadParam, 0x5d00002f, "INIT2RTR with an alternate path");
+	ASSERT_EQ(modify(qp, rtr, &result), 0) << std::hex << syndrome_of(result);
+	out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn, 4), 2u); // RTR
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x490, 3), 0x7u);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x4a3, 5), 12u);
+
+	Mailbox rts = with(kOpRtr2Rts, kRnr);
+	prm_set_bits(rts.data(), kQpcIn + 0x3c8, 24, 0x456);
+	prm_set_bits(rts.data(), kQpcIn + 0x38d, 3, 7);
+	prm_set_bits(rts.data(), kQpcIn + 0x390, 3, 6);
+	prm_set_bits(rts.data(), kAds + 0x40, 5, 14);
+	prm_set_bits(rts.data(), kQpcIn + 0x4a3, 5, 20); // min_rnr_nak
+	ASSERT_EQ(modify(qp, rts, &result), 0) << std::hex << syndrome_of(result);
+	out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn, 4), 3u); // RTS
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x4a3, 5), 20u);
+
+	// RTS2RTS without optional parameters changes nothing, whatever the qpc says.
+	Mailbox plain = with(kOpRts2Rts, 0);
+	prm_set_bits(plain.data(), kQpcIn + 0x38d, 3, 1);
+	prm_set_bits(plain.data(), kQpcIn + 0x4a3, 5, 3);
+	ASSERT_EQ(modify(qp, plain, &result), 0);
+	out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x38d, 3), 7u);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x4a3, 5), 20u);
+
+	// RTS2RTS: min_rnr_nak and the access bits, as verbs allows in RTS; a path migration
+	// state of MIGRATED (pm_state 3) is accepted.
+	Mailbox rts2rts = with(kOpRts2Rts, kRnr | kRre | kPm);
+	prm_set_bits(rts2rts.data(), kQpcIn + 0x4a3, 5, 5);
+	prm_set_bits(rts2rts.data(), kQpcIn + 0x490, 1, 0); // rre off
+	prm_set_bits(rts2rts.data(), kQpcIn + 0x13, 2, 3);  // pm_state: migrated
+	ASSERT_EQ(modify(qp, rts2rts, &result), 0) << std::hex << syndrome_of(result);
+	out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn, 4), 3u);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x4a3, 5), 5u);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x490, 3), 0x3u); // rwe rae, rre cleared
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x38d, 3), 7u);   // retry_count kept
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x390, 3), 6u);   // rnr_retry kept
+	EXPECT_EQ(prm_bits(out.data(), kAds + 0x40, 5), 14u);     // ack_timeout kept
+
+	// Retry counts and the ACK timeout are fixed once in RTS (IB: RTS->RTS takes the access
+	// flags, the alternate path, the migration state and the RNR timer only): refused.
+	for (uint32_t bit : {kRetry, kRnrRetry, kAckTimeout, kPkey, 1u << 31}) {
+		Mailbox in = with(kOpRts2Rts, bit);
+		prm_set_bits(in.data(), kQpcIn + 0x38d, 3, 2);
+		refused(in, kBadParam, 0x5d00002f, "RTS2RTS with a parameter it does not take");
+	}
+	Mailbox armed = with(kOpRts2Rts, kPm);
+	prm_set_bits(armed.data(), kQpcIn + 0x13, 2, 0); // pm_state: armed
+	refused(armed, kBadParam, 0x5d00002f, "path migration armed");
+	out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x38d, 3), 7u);
+	EXPECT_EQ(prm_bits(out.data(), kAds + 0x40, 5), 14u);
+
+	// SQERR2RTS from RTS (an RC QP never reaches SQER: a send error moves it to ERR) and
+	// INIT2INIT from RTS: the wrong state.
+	refused(with(0x506, 0), kBadQpState, 0x5d00002b, "SQERR2RTS from RTS");
+	refused(with(0x50e, 0), kBadQpState, 0x5d00002b, "INIT2INIT from RTS");
+	ASSERT_EQ(modify(qp, transition(kOp2Err, qpn), &result), 0);
+	refused(with(0x506, 0), kBadQpState, 0x5d00002b, "SQERR2RTS from ERR");
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 6u);
+}
+
 TEST_F(DevxQueuesTest, QpChecks)
 {
 	uint32_t cqn = 0;

@@ -6,6 +6,7 @@
 #include "devx_support.hpp"
 #include "wq_fixture.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -470,6 +471,41 @@ TEST_F(DevxWqTest, AUarFreedUnderACqStaysMappedUntilTheCqGoes)
 	forget(qp_obj_);
 	ASSERT_EQ(mlx5dv_devx_obj_destroy(cq_obj_), 0);
 	forget(cq_obj_);
+	mlx5dv_devx_destroy_event_channel(channel);
+}
+
+// Events nobody reads fill the channel; one that does not fit is lost and the next read says so
+// once (EOVERFLOW), then the queued events come.
+TEST_F(DevxWqTest, AFullEventChannelReportsOverflowOnce)
+{
+	mlx5dv_devx_event_channel *channel =
+	    mlx5dv_devx_create_event_channel(context_, MLX5DV_DEVX_CREATE_EVENT_CHANNEL_FLAGS_OMIT_EV_DATA);
+	ASSERT_NE(channel, nullptr);
+	uint16_t types[] = {kEventComp};
+	ASSERT_EQ(mlx5dv_devx_subscribe_devx_event(channel, cq_obj_, sizeof(types), types, 3), 0);
+	mlx5_cqe64 cqe{};
+	constexpr int kEvents = 4000; // more than the channel's socket holds
+	for (int i = 0; i < kEvents; ++i) {
+		cq_.arm(static_cast<uint32_t>(i), false);
+		write_rdma(MLX5_OPCODE_RDMA_WRITE, 0, 8, lkey_);
+		qp_.ring();
+		ASSERT_TRUE(cq_.poll(&cqe)) << i;
+	}
+	const int flags = fcntl(channel->fd, F_GETFL);
+	ASSERT_EQ(fcntl(channel->fd, F_SETFL, flags | O_NONBLOCK), 0);
+	EventRecord record{};
+	auto *header = reinterpret_cast<mlx5dv_devx_async_event_hdr *>(&record);
+	errno = 0;
+	EXPECT_EQ(mlx5dv_devx_get_event(channel, header, sizeof(record)), -1);
+	EXPECT_EQ(errno, EOVERFLOW);
+	int queued = 0;
+	while (mlx5dv_devx_get_event(channel, header, sizeof(record)) == static_cast<ssize_t>(sizeof(uint64_t))) {
+		EXPECT_EQ(record.cookie, 3u);
+		++queued;
+	}
+	EXPECT_EQ(errno, EAGAIN) << "the overflow is reported once";
+	EXPECT_GT(queued, 0);
+	EXPECT_LT(queued, kEvents);
 	mlx5dv_devx_destroy_event_channel(channel);
 }
 
