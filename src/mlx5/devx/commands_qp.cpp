@@ -345,8 +345,13 @@ int CommandProcessor::modify_qp(Command &command)
 	}
 	if (ibv_modify_qp(qp, &attr, mask) != 0)
 		return fail(command.out, command.outlen, prm::kStatusBadParam, kSyndromeQpAttributes);
-	if (devx_qp != nullptr && (transition.to == IBV_QPS_RESET || transition.to == IBV_QPS_ERR))
-		wq::Engine::instance().reset_qp(devx_qp->engine);
+	if (transition.to == IBV_QPS_RESET || transition.to == IBV_QPS_ERR) {
+		// The engine starts the queue over (RST) or flushes it (ERR): a DevX QP's, or the mlx5
+		// view of a verbs QP (mlx5dv_init_obj) moved through mlx5dv_devx_qp_modify.
+		wq::Qp *engine = devx_qp != nullptr ? devx_qp->engine : mlx5_qp_of(qp);
+		if (engine != nullptr)
+			wq::Engine::instance().reset_qp(engine);
+	}
 	return empty_answer(command.out, command.outlen);
 }
 

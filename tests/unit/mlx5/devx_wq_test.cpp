@@ -509,4 +509,113 @@ TEST_F(DevxWqTest, AFullEventChannelReportsOverflowOnce)
 	mlx5dv_devx_destroy_event_channel(channel);
 }
 
+// A verbs QP and CQ given their mlx5 view (mlx5dv_init_obj), moved through their states with
+// mlx5dv_devx_qp_modify, queried with mlx5dv_devx_{qp,cq}_query, then driven by WQEs; back to RST
+// and up again with DevX commands, the queue starts over at 0.
+TEST_F(DevxWqTest, AVerbsQpMovedByDevxCommandsRunsWqes)
+{
+	ibv_cq *cq = ibv_create_cq(context_, 15, nullptr, nullptr, 0);
+	ASSERT_NE(cq, nullptr);
+	ibv_qp_init_attr init{};
+	init.qp_type = IBV_QPT_RC;
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	init.cap.max_send_wr = 8;
+	init.cap.max_recv_wr = 8;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	ibv_qp *qp = ibv_create_qp(peer_pd_, &init);
+	ASSERT_NE(qp, nullptr);
+	ibv_qp *target = ibv_create_qp(peer_pd_, &init);
+	ASSERT_NE(target, nullptr);
+	std::vector<uint8_t> local(256, 0);
+	ibv_mr *local_mr = ibv_reg_mr(peer_pd_, local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(local_mr, nullptr);
+	DvQp dv_qp;
+	DvCq dv_cq;
+	dv_qp.qp = qp;
+	dv_cq.cq = cq;
+	mlx5dv_obj obj{};
+	obj.qp.in = qp;
+	obj.qp.out = &dv_qp.dv;
+	obj.cq.in = cq;
+	obj.cq.out = &dv_cq.dv;
+	ASSERT_EQ(mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP | MLX5DV_OBJ_CQ), 0);
+
+	Mailbox cq_query = inbox(0x402);
+	prm_set_bits(cq_query.data(), 0x48, 24, dv_cq.dv.cqn);
+	Mailbox out(272, 0xee);
+	ASSERT_EQ(mlx5dv_devx_cq_query(cq, cq_query.data(), cq_query.size(), out.data(), out.size()), 0);
+	EXPECT_EQ(1u << prm_bits(out.data(), kCqcIn + 0x63, 5), dv_cq.dv.cqe_cnt);
+
+	ibv_gid gid{};
+	ASSERT_EQ(ibv_query_gid(context_, 1, 0, &gid), 0);
+	const auto devx_connect = [&](uint32_t remote_qpn) {
+		Mailbox result(16);
+		const auto run = [&](const Mailbox &in) {
+			return mlx5dv_devx_qp_modify(qp, in.data(), in.size(), result.data(), result.size());
+		};
+		Mailbox rst2init = transition(kOpRst2Init, qp->qp_num);
+		prm_set_bits(rst2init.data(), kQpcIn + 0x490, 3, 0x7);
+		prm_set_bits(rst2init.data(), kAds + 0x128, 8, 1);
+		ASSERT_EQ(run(rst2init), 0);
+		Mailbox rtr = transition(kOpInit2Rtr, qp->qp_num);
+		prm_set_bits(rtr.data(), kQpcIn + 0x40, 3, IBV_MTU_1024);
+		prm_set_bits(rtr.data(), kQpcIn + 0xa8, 24, remote_qpn);
+		prm_set_bits(rtr.data(), kQpcIn + 0x4a3, 5, 12);
+		std::memcpy(rtr.data() + (kAds + 0x80) / 8, gid.raw, 16);
+		prm_set_bits(rtr.data(), kAds + 0x58, 8, 1);
+		prm_set_bits(rtr.data(), kAds + 0x128, 8, 1);
+		ASSERT_EQ(run(rtr), 0) << std::hex << syndrome_of(result);
+		Mailbox rts = transition(kOpRtr2Rts, qp->qp_num);
+		prm_set_bits(rts.data(), kQpcIn + 0x38d, 3, 7);
+		prm_set_bits(rts.data(), kQpcIn + 0x390, 3, 7);
+		prm_set_bits(rts.data(), kAds + 0x40, 5, 14);
+		ASSERT_EQ(run(rts), 0) << std::hex << syndrome_of(result);
+	};
+	devx_connect(target->qp_num);
+	connect_rc(context_, target, qp->qp_num);
+	Mailbox qp_query = inbox(0x50b);
+	prm_set_bits(qp_query.data(), 0x48, 24, qp->qp_num);
+	ASSERT_EQ(mlx5dv_devx_qp_query(qp, qp_query.data(), qp_query.size(), out.data(), out.size()), 0);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn, 4), 3u);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0xa8, 24), target->qp_num);
+
+	const auto write_once = [&](uint8_t fill, uint16_t expected_index) {
+		std::memset(local.data(), fill, 64);
+		const uint16_t index = dv_qp.pi;
+		EXPECT_EQ(index, expected_index);
+		dv_qp.write(MLX5_OPCODE_RDMA_WRITE, MLX5_WQE_CTRL_CQ_UPDATE,
+			    {raddr_seg(reinterpret_cast<uintptr_t>(remote_.data() + 512), remote_mr_->rkey),
+			     data_seg(local.data(), 64, local_mr->lkey)});
+		dv_qp.ring();
+		mlx5_cqe64 cqe{};
+		ASSERT_TRUE(dv_cq.poll(&cqe));
+		EXPECT_EQ(cqe_opcode(cqe), MLX5_CQE_REQ) << "syndrome " << int(cqe_syndrome(cqe));
+		EXPECT_EQ(be16toh(cqe.wqe_counter), index);
+		EXPECT_EQ(remote_[512], fill);
+	};
+	write_once(0x21, 0);
+	write_once(0x22, 1);
+
+	// 2RST through DevX: the application starts its queue over (producer and doorbell record 0),
+	// as after a reset on hardware; the engine does too.
+	Mailbox result(16);
+	Mailbox to_rst = transition(kOp2Rst, qp->qp_num);
+	ASSERT_EQ(mlx5dv_devx_qp_modify(qp, to_rst.data(), to_rst.size(), result.data(), result.size()), 0);
+	dv_qp.pi = 0;
+	__atomic_store_n(&dv_qp.dv.dbrec[MLX5_SND_DBR], 0, __ATOMIC_RELEASE);
+	ASSERT_EQ(ibv_destroy_qp(target), 0);
+	target = ibv_create_qp(peer_pd_, &init);
+	ASSERT_NE(target, nullptr);
+	devx_connect(target->qp_num);
+	connect_rc(context_, target, qp->qp_num);
+	write_once(0x23, 0);
+
+	EXPECT_EQ(ibv_destroy_qp(qp), 0);
+	EXPECT_EQ(ibv_destroy_qp(target), 0);
+	EXPECT_EQ(ibv_dereg_mr(local_mr), 0);
+	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+}
+
 } // namespace
