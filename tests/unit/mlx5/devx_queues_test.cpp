@@ -366,6 +366,86 @@ TEST_F(DevxQueuesTest, TransitionsTakeTheirOptionalParameters)
 	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 6u);
 }
 
+// uid rules: a QP of this context naming a CQ (DevX or verbs) or a PD of another context gets
+// BAD_RES, as the firmware answers for another uid's resource; a query or modify whose inbox names
+// another object than its handle (another id, another kind, the other context's) gets EINVAL.
+TEST_F(DevxQueuesTest, AQpCannotNameAnotherContextsCq)
+{
+	mlx5dv_context_attr attr{};
+	attr.flags = MLX5DV_CONTEXT_FLAGS_DEVX;
+	ibv_context *other = mlx5dv_open_device(devices_[0], &attr);
+	ASSERT_NE(other, nullptr);
+	Pages memory(16384);
+	mlx5dv_devx_umem *their_umem = reg_umem(memory.data, memory.size, other);
+	ASSERT_NE(their_umem, nullptr);
+	mlx5dv_devx_uar *their_uar = mlx5dv_devx_alloc_uar(other, MLX5DV_UAR_ALLOC_TYPE_NC);
+	ASSERT_NE(their_uar, nullptr);
+	Mailbox out(16);
+	mlx5dv_devx_obj *their_cq =
+	    create(cq_in(4, their_umem->umem_id, their_umem->umem_id, kDoorbells, their_uar->page_id), &out, other);
+	ASSERT_NE(their_cq, nullptr) << errno;
+	const uint32_t their_cqn = id_of(out);
+	ibv_cq *their_verbs_cq = ibv_create_cq(other, 15, nullptr, nullptr, 0);
+	ASSERT_NE(their_verbs_cq, nullptr);
+	uint32_t their_pdn = 0;
+	mlx5dv_devx_obj *their_pd = alloc_pd(&their_pdn, other);
+	ASSERT_NE(their_pd, nullptr);
+
+	uint32_t cqn = 0;
+	mlx5dv_devx_obj *cq = make_cq(4, &cqn);
+	ASSERT_NE(cq, nullptr);
+	ASSERT_NE(cqn, their_cqn);
+	ASSERT_NE(cqn, their_verbs_cq->handle);
+	for (uint32_t foreign : {their_cqn, their_verbs_cq->handle}) {
+		Mailbox send_cq = qp_mailbox(cqn);
+		prm_set_bits(send_cq.data(), kQpcIn + 0x3e8, 24, foreign);
+		Mailbox recv_cq = qp_mailbox(cqn);
+		prm_set_bits(recv_cq.data(), kQpcIn + 0x4e8, 24, foreign);
+		for (const Mailbox *in : {&send_cq, &recv_cq}) {
+			out.assign(16, 0);
+			errno = 0;
+			EXPECT_EQ(create(*in, &out), nullptr) << foreign;
+			EXPECT_EQ(errno, EREMOTEIO);
+			EXPECT_EQ(status_of(out), kBadRes);
+			EXPECT_EQ(syndrome_of(out), 0x5d000014u);
+		}
+	}
+	Mailbox their_pd_qp = qp_mailbox(cqn);
+	prm_set_bits(their_pd_qp.data(), kQpcIn + 0x28, 24, their_pdn);
+	EXPECT_EQ(create(their_pd_qp, &out), nullptr);
+	EXPECT_EQ(status_of(out), kBadRes);
+	EXPECT_EQ(syndrome_of(out), 0x5d000010u);
+
+	// The identity check of query and modify.
+	uint32_t qpn = 0;
+	mlx5dv_devx_obj *qp = make_qp(cqn, &qpn);
+	ASSERT_NE(qp, nullptr);
+	Mailbox query = inbox(kOpQueryCq);
+	Mailbox answer(272, 0xee);
+	prm_set_bits(query.data(), 0x48, 24, cqn);
+	EXPECT_EQ(mlx5dv_devx_obj_query(cq, query.data(), query.size(), answer.data(), answer.size()), 0);
+	prm_set_bits(query.data(), 0x48, 24, their_cqn); // the other context's CQ, through ours
+	EXPECT_EQ(mlx5dv_devx_obj_query(cq, query.data(), query.size(), answer.data(), answer.size()), EINVAL);
+	prm_set_bits(query.data(), 0x48, 24, cqn); // ours, through the other context's handle
+	EXPECT_EQ(mlx5dv_devx_obj_query(their_cq, query.data(), query.size(), answer.data(), answer.size()), EINVAL);
+	prm_set_bits(query.data(), 0x48, 24, qpn); // QUERY_CQ naming the QP, through the QP's handle
+	EXPECT_EQ(mlx5dv_devx_obj_query(qp, query.data(), query.size(), answer.data(), answer.size()), EINVAL);
+	Mailbox query_qp_in = inbox(kOpQueryQp);
+	prm_set_bits(query_qp_in.data(), 0x48, 24, cqn); // QUERY_QP naming the CQ's number, on the CQ
+	EXPECT_EQ(mlx5dv_devx_obj_query(cq, query_qp_in.data(), query_qp_in.size(), answer.data(), answer.size()),
+		  EINVAL);
+	Mailbox result;
+	EXPECT_EQ(modify(qp, transition(kOpRst2Init, qpn + 1), &result), EINVAL);
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 0u) << "nothing ran";
+
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(their_pd), 0);
+	EXPECT_EQ(ibv_destroy_cq(their_verbs_cq), 0);
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(their_cq), 0);
+	mlx5dv_devx_free_uar(their_uar);
+	EXPECT_EQ(mlx5dv_devx_umem_dereg(their_umem), 0);
+	EXPECT_EQ(ibv_close_device(other), 0);
+}
+
 TEST_F(DevxQueuesTest, QpChecks)
 {
 	uint32_t cqn = 0;
