@@ -1,8 +1,9 @@
 // CREATE_QP / QUERY_QP / DESTROY_QP and the state transitions (RST2INIT, INIT2INIT, INIT2RTR,
-// RTR2RTS, RTS2RTS, SQERR2RTS, 2ERR, 2RST; opt_param_mask as the kernel's table). A DevX QP (RC only) is a work-queue
-// buffer and a doorbell record in umems, served by the work-queue engine, over a backing verbs RC QP whose qp_num is
-// the qpn: every transition is an ibv_modify_qp of the backing QP with the qpc's fields, and QUERY_QP reads the backing
-// QP back. The transitions and QUERY_QP also run on QPs made through verbs (mlx5dv_devx_qp_query / _modify).
+// RTR2RTS, RTS2RTS, SQERR2RTS, 2ERR, 2RST; opt_param_mask as the kernel's table). A DevX QP (RC
+// only) is a work-queue buffer and a doorbell record in umems, served by the work-queue engine,
+// over a backing verbs RC QP whose qp_num is the qpn: every transition is an ibv_modify_qp of the
+// backing QP with the qpc's fields, and QUERY_QP reads the backing QP back. The transitions and
+// QUERY_QP also run on QPs made through verbs (mlx5dv_devx_qp_query / _modify).
 #include "mlx5/devx/command_processor.hpp"
 
 #include "mlx5/devx/prm.hpp"

@@ -547,6 +547,19 @@ TEST_F(DevxWqTest, AVerbsQpMovedByDevxCommandsRunsWqes)
 	Mailbox out(272, 0xee);
 	ASSERT_EQ(mlx5dv_devx_cq_query(cq, cq_query.data(), cq_query.size(), out.data(), out.size()), 0);
 	EXPECT_EQ(1u << prm_bits(out.data(), kCqcIn + 0x63, 5), dv_cq.dv.cqe_cnt);
+	Mailbox moderate = inbox(kOpModifyCq, 272);
+	prm_set_bits(moderate.data(), 0x48, 24, dv_cq.dv.cqn);
+	prm_set_bits(moderate.data(), 0x60, 32, 0x3);         // period and count
+	prm_set_bits(moderate.data(), kCqcIn + 0x84, 12, 8);  // cq_period
+	prm_set_bits(moderate.data(), kCqcIn + 0x90, 16, 32); // cq_max_count
+	Mailbox moderated(16);
+	ASSERT_EQ(mlx5dv_devx_cq_modify(cq, moderate.data(), moderate.size(), moderated.data(), moderated.size()), 0)
+	    << std::hex << syndrome_of(moderated);
+	// (Moderation is accepted on a verbs CQ and not recorded: docs/mlx5.md.) Resizing is not offered.
+	prm_set_bits(moderate.data(), 0x30, 16, 1);
+	EXPECT_EQ(mlx5dv_devx_cq_modify(cq, moderate.data(), moderate.size(), moderated.data(), moderated.size()),
+		  EREMOTEIO);
+	EXPECT_EQ(status_of(moderated), kBadOp);
 
 	ibv_gid gid{};
 	ASSERT_EQ(ibv_query_gid(context_, 1, 0, &gid), 0);
