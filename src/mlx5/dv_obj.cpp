@@ -278,6 +278,15 @@ wq::Cq *mlx5_cq_of(ibv_cq *cq) noexcept
 	return dv != nullptr ? dv->engine : nullptr;
 }
 
+wq::Qp *mlx5_qp_of(ibv_qp *qp) noexcept
+{
+	QpData *data = QpData::of(qp);
+	if (data == nullptr)
+		return nullptr;
+	std::lock_guard lock(data->mutex);
+	return data->dv != nullptr ? data->dv->engine : nullptr;
+}
+
 int init_obj(mlx5dv_obj *obj, uint64_t obj_type, bool compat) noexcept
 {
 	if (obj == nullptr)

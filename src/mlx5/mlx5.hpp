@@ -73,6 +73,10 @@ struct QpData {
 // errno set. (dv_obj.cpp; a DevX QP naming a verbs CQ completes into it.)
 wq::Cq *mlx5_cq_of(ibv_cq *cq) noexcept;
 
+// The engine QP of a verbs QP that mlx5dv_init_obj gave its mlx5 view; null when it has none.
+// (dv_obj.cpp; a transition through mlx5dv_devx_qp_modify tells the engine of a reset.)
+wq::Qp *mlx5_qp_of(ibv_qp *qp) noexcept;
+
 // mlx5dv_init_obj (dv_obj.cpp). `compat` is the MLX5_1.0 version: only the QP, CQ, SRQ and RWQ
 // members exist in its struct mlx5dv_obj.
 int init_obj(mlx5dv_obj *obj, uint64_t obj_type, bool compat) noexcept;

@@ -410,6 +410,8 @@ int CommandProcessor::dispatch(Command &command) noexcept
 	case prm::kInit2RtrQp:
 	case prm::kRtr2RtsQp:
 	case prm::kRts2RtsQp:
+	case prm::kInit2InitQp:
+	case prm::kSqerr2RtsQp:
 	case prm::k2ErrQp:
 	case prm::k2RstQp:
 		handler = &CommandProcessor::modify_qp;
@@ -618,8 +620,14 @@ void CommandProcessor::free_uar(Uar *uar) noexcept
 {
 	std::lock_guard lock(mutex_);
 	const auto found = uars_.find(uar->dv.page_id);
-	if (found == uars_.end() || found->second.get() != uar)
+	if (found == uars_.end() || found->second.get() != uar || uar->freed)
 		return;
+	if (uar->users != 0) {
+		// The engine still watches the CQ doorbell of CQs on this page: the page goes with the
+		// last of them (destroy_cq); the page_id is no longer allocated from now on.
+		uar->freed = true;
+		return;
+	}
 	munmap(uar->page, 4096);
 	uars_.erase(found);
 }
@@ -658,7 +666,21 @@ Umem *CommandProcessor::find_umem(uint32_t umem_id) noexcept
 
 bool CommandProcessor::uar_allocated(uint32_t page_id) noexcept
 {
-	return uars_.contains(page_id);
+	return find_uar(page_id) != nullptr;
+}
+
+Uar *CommandProcessor::find_uar(uint32_t page_id) noexcept
+{
+	const auto found = uars_.find(page_id);
+	return found != uars_.end() && !found->second->freed ? found->second.get() : nullptr;
+}
+
+void CommandProcessor::release_uar(Uar *uar) noexcept
+{
+	if (uar == nullptr || --uar->users != 0 || !uar->freed)
+		return;
+	munmap(uar->page, 4096);
+	uars_.erase(uar->dv.page_id);
 }
 
 ibv_qp *CommandProcessor::find_qp(uint32_t qpn, Qp **devx_qp) noexcept

@@ -58,6 +58,7 @@ enum Syndrome : uint32_t {
 	kSyndromeOtherVport = 0x5d00002c,
 	kSyndromePortNum = 0x5d00002d,
 	kSyndromeGidIndex = 0x5d00002e,
+	kSyndromeOptParam = 0x5d00002f,
 	kSyndromePdBusy = 0x5d000030,
 	kSyndromeCqBusy = 0x5d000031,
 	kSyndromeNoResources = 0x5d000040,
@@ -147,6 +148,9 @@ private:
 	ibv_pd *find_pd(uint32_t pdn) noexcept;
 	Umem *find_umem(uint32_t umem_id) noexcept;
 	bool uar_allocated(uint32_t page_id) noexcept;
+	Uar *find_uar(uint32_t page_id) noexcept;
+	// A CQ lets go of its UAR page: unmapped if mlx5dv_devx_free_uar came meanwhile.
+	void release_uar(Uar *uar) noexcept;
 	// The verbs QP a QP command names: a DevX QP's backing QP, or a verbs QP of this context
 	// (on_verbs_qp). Null: no such QP.
 	ibv_qp *find_qp(uint32_t qpn, Qp **devx_qp) noexcept;

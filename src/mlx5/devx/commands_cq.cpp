@@ -42,7 +42,8 @@ int CommandProcessor::create_cq(Command &command)
 	if (log_size > log2_floor(uint64_t{caps_.max_cqe} + 1))
 		return fail(command.out, command.outlen, prm::kStatusBadParam, kSyndromeCqSize);
 	const uint32_t uar_page = prm::get(cqc, prm::cqc::uar_page);
-	if (!uar_allocated(uar_page))
+	Uar *uar = find_uar(uar_page);
+	if (uar == nullptr)
 		return fail(command.out, command.outlen, prm::kStatusBadParam, kSyndromeBadUar);
 	const uint32_t eqn = prm::get(cqc, prm::cqc::c_eqn);
 	if (eqn >= static_cast<uint32_t>(context_->num_comp_vectors))
@@ -68,6 +69,10 @@ int CommandProcessor::create_cq(Command &command)
 	config.doorbell = reinterpret_cast<volatile uint32_t *>(dbr->addr + dbr_offset);
 	config.cqn = backing->handle;
 	config.backing = backing;
+	// The CQ doorbell of its UAR page (reg_addr + MLX5_CQ_DOORBELL), where rdma-core's and DPDK's
+	// arm writes the arm word and the cqn: the first arm of a fresh CQ is seen there.
+	config.uar_doorbell =
+	    reinterpret_cast<const volatile uint64_t *>(static_cast<uint8_t *>(uar->dv.reg_addr) + MLX5_CQ_DOORBELL);
 	wq::Cq *engine = wq::Engine::instance().add_cq(config);
 	if (engine == nullptr) {
 		(void)ibv_destroy_cq(backing);
@@ -82,6 +87,7 @@ int CommandProcessor::create_cq(Command &command)
 	cq.dbr_offset = dbr_offset;
 	cq.log_size = log_size;
 	cq.uar_page = uar_page;
+	cq.uar = uar;
 	cq.eqn = eqn;
 	cq.period = prm::get(cqc, prm::cqc::cq_period);
 	cq.max_count = prm::get(cqc, prm::cqc::cq_max_count);
@@ -94,6 +100,7 @@ int CommandProcessor::create_cq(Command &command)
 	}
 	++buffer->users;
 	++dbr->users;
+	++uar->users;
 	command.created_id = backing->handle;
 	std::array<uint8_t, prm::kOutboxHeaderBytes> answer{};
 	prm::set(answer.data(), prm::object_id, backing->handle);
@@ -168,6 +175,7 @@ int CommandProcessor::destroy_cq(Command &command)
 	(void)ibv_destroy_cq(cq.backing);
 	--cq.buffer_umem->users;
 	--cq.dbr_umem->users;
+	release_uar(cq.uar);
 	cqs_.erase(found);
 	return empty_answer(command.out, command.outlen);
 }

@@ -1,9 +1,9 @@
-// CREATE_QP / QUERY_QP / DESTROY_QP and the state transitions (RST2INIT, INIT2RTR, RTR2RTS,
-// RTS2RTS, 2ERR, 2RST). A DevX QP (RC only) is a work-queue buffer and a doorbell record in umems,
-// served by the work-queue engine, over a backing verbs RC QP whose qp_num is the qpn: every
-// transition is an ibv_modify_qp of the backing QP with the qpc's fields, and QUERY_QP reads the
-// backing QP back. The transitions and QUERY_QP also run on QPs made through verbs
-// (mlx5dv_devx_qp_query / _modify).
+// CREATE_QP / QUERY_QP / DESTROY_QP and the state transitions (RST2INIT, INIT2INIT, INIT2RTR,
+// RTR2RTS, RTS2RTS, SQERR2RTS, 2ERR, 2RST; opt_param_mask as the kernel's table). A DevX QP (RC
+// only) is a work-queue buffer and a doorbell record in umems, served by the work-queue engine,
+// over a backing verbs RC QP whose qp_num is the qpn: every transition is an ibv_modify_qp of the
+// backing QP with the qpc's fields, and QUERY_QP reads the backing QP back. The transitions and
+// QUERY_QP also run on QPs made through verbs (mlx5dv_devx_qp_query / _modify).
 #include "mlx5/devx/command_processor.hpp"
 
 #include "mlx5/devx/prm.hpp"
@@ -76,6 +76,10 @@ Transition transition_of(uint32_t opcode) noexcept
 		return {IBV_QPS_RTR, IBV_QPS_RTS};
 	case prm::kRts2RtsQp:
 		return {IBV_QPS_RTS, IBV_QPS_RTS};
+	case prm::kInit2InitQp:
+		return {IBV_QPS_INIT, IBV_QPS_INIT};
+	case prm::kSqerr2RtsQp:
+		return {IBV_QPS_SQE, IBV_QPS_RTS};
 	case prm::k2ErrQp:
 		return {-1, IBV_QPS_ERR};
 	default: // 2RST
@@ -93,6 +97,26 @@ unsigned int access_of(const uint8_t *qpc) noexcept
 	if (prm::get(qpc, prm::qpc::rae) != 0)
 		access |= IBV_ACCESS_REMOTE_ATOMIC;
 	return access;
+}
+
+// The optional parameters (opt_param_mask) an RC transition takes: the kernel's table (Linux's
+// mlx5 opt_mask[][][MLX5_QP_ST_RC]); RST2INIT has none (its fields are all required).
+uint32_t optional_of(uint32_t opcode) noexcept
+{
+	using namespace prm::optpar;
+	switch (opcode) {
+	case prm::kInit2InitQp:
+		return kRre | kRae | kRwe | kPkeyIndex | kPriPort;
+	case prm::kInit2RtrQp:
+		return kAltAddrPath | kRre | kRae | kRwe | kPkeyIndex;
+	case prm::kRtr2RtsQp:
+	case prm::kRts2RtsQp:
+		return kAltAddrPath | kRre | kRae | kRwe | kPmState | kRnrTimeout;
+	case prm::kSqerr2RtsQp:
+		return kRnrTimeout | kRwe | kRae | kRre;
+	default:
+		return 0;
+	}
 }
 
 uint8_t port_of(const uint8_t *path) noexcept
@@ -240,6 +264,43 @@ int CommandProcessor::modify_qp(Command &command)
 	if (!short_form) {
 		const uint8_t *qpc = command.in + prm::modify_qp_in::kQpc / 8;
 		const uint8_t *path = qpc + prm::qpc::kPrimaryAddressPath / 8;
+		// Optional parameters: a bit the transition does not take, an alternate path (the device
+		// has none) or a path migration state other than MIGRATED is refused.
+		using namespace prm::optpar;
+		const uint32_t optional = prm::get(command.in, prm::modify_qp_in::opt_param_mask);
+		if ((optional & ~optional_of(command.opcode)) != 0 || (optional & kAltAddrPath) != 0 ||
+		    ((optional & kPmState) != 0 && prm::get(qpc, prm::qpc::pm_state) != prm::qpc::kPmMigrated))
+			return fail(command.out, command.outlen, prm::kStatusBadParam, kSyndromeOptParam);
+		if ((optional & (kRre | kRae | kRwe)) != 0) {
+			// Each bit replaces its own access flag; the others keep their value.
+			ibv_qp_attr now{};
+			ibv_qp_init_attr now_init{};
+			if (ibv_query_qp(qp, &now, IBV_QP_ACCESS_FLAGS, &now_init) != 0)
+				return fail(command.out, command.outlen, prm::kStatusNoResources, kSyndromeNoResources);
+			const unsigned int given = access_of(qpc);
+			unsigned int access = now.qp_access_flags;
+			const auto take = [&](uint32_t bit, unsigned int flag) {
+				if ((optional & bit) != 0)
+					access = (access & ~flag) | (given & flag);
+			};
+			take(kRre, IBV_ACCESS_REMOTE_READ);
+			take(kRwe, IBV_ACCESS_REMOTE_WRITE);
+			take(kRae, IBV_ACCESS_REMOTE_ATOMIC);
+			attr.qp_access_flags = access;
+			mask |= IBV_QP_ACCESS_FLAGS;
+		}
+		if ((optional & kPkeyIndex) != 0) {
+			attr.pkey_index = static_cast<uint16_t>(prm::get(path, prm::ads::pkey_index));
+			mask |= IBV_QP_PKEY_INDEX;
+		}
+		if ((optional & kPriPort) != 0) {
+			attr.port_num = port_of(path);
+			mask |= IBV_QP_PORT;
+		}
+		if ((optional & kRnrTimeout) != 0) {
+			attr.min_rnr_timer = static_cast<uint8_t>(prm::get(qpc, prm::qpc::min_rnr_nak));
+			mask |= IBV_QP_MIN_RNR_TIMER;
+		}
 		switch (command.opcode) {
 		case prm::kRst2InitQp:
 			attr.pkey_index = static_cast<uint16_t>(prm::get(path, prm::ads::pkey_index));
@@ -279,14 +340,19 @@ int CommandProcessor::modify_qp(Command &command)
 			mask |= IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 				IBV_QP_MAX_QP_RD_ATOMIC;
 			break;
-		default: // RTS2RTS: the state stays; no optional attribute is taken (opt_param_mask)
+		default: // RTS2RTS, INIT2INIT, SQERR2RTS: the optional parameters only
 			break;
 		}
 	}
 	if (ibv_modify_qp(qp, &attr, mask) != 0)
 		return fail(command.out, command.outlen, prm::kStatusBadParam, kSyndromeQpAttributes);
-	if (devx_qp != nullptr && (transition.to == IBV_QPS_RESET || transition.to == IBV_QPS_ERR))
-		wq::Engine::instance().reset_qp(devx_qp->engine);
+	if (transition.to == IBV_QPS_RESET || transition.to == IBV_QPS_ERR) {
+		// The engine starts the queue over (RST) or flushes it (ERR): a DevX QP's, or the mlx5
+		// view of a verbs QP (mlx5dv_init_obj) moved through mlx5dv_devx_qp_modify.
+		wq::Qp *engine = devx_qp != nullptr ? devx_qp->engine : mlx5_qp_of(qp);
+		if (engine != nullptr)
+			wq::Engine::instance().reset_qp(engine);
+	}
 	return empty_answer(command.out, command.outlen);
 }
 

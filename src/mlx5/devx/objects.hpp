@@ -45,6 +45,8 @@ struct Uar {
 	mlx5dv_devx_uar dv{}; // first: the handle is the object
 	CommandProcessor *owner = nullptr;
 	void *page = nullptr;
+	uint32_t users = 0; // DevX CQs whose UAR doorbell the engine watches on this page
+	bool freed = false; // mlx5dv_devx_free_uar came while CQs used it: unmapped with the last
 };
 
 // An object made by mlx5dv_devx_obj_create: its create opcode and id (the kernel's obj_id, §6.3),
@@ -107,6 +109,7 @@ struct Cq {
 	uint64_t dbr_offset = 0;
 	uint32_t log_size = 0;
 	uint32_t uar_page = 0;
+	Uar *uar = nullptr; // the page whose CQ doorbell arms it
 	uint32_t eqn = 0;
 	uint32_t period = 0;
 	uint32_t max_count = 0;

@@ -300,6 +300,18 @@ constexpr Field opt_param_mask{0x80, 32};
 constexpr uint32_t kQpc = 0xc0;
 } // namespace modify_qp_in
 
+// The bits of opt_param_mask (Linux's enum mlx5_qp_optpar).
+namespace optpar {
+constexpr uint32_t kAltAddrPath = 1u << 0;
+constexpr uint32_t kRre = 1u << 1;
+constexpr uint32_t kRae = 1u << 2;
+constexpr uint32_t kRwe = 1u << 3;
+constexpr uint32_t kPkeyIndex = 1u << 4;
+constexpr uint32_t kRnrTimeout = 1u << 6;
+constexpr uint32_t kPmState = 1u << 10;
+constexpr uint32_t kPriPort = 1u << 16;
+} // namespace optpar
+
 namespace query_qp_out {
 constexpr Field opt_param_mask{0x80, 32};
 constexpr uint32_t kQpc = 0xc0;
@@ -342,6 +354,7 @@ constexpr Field dbr_umem_valid{0x683, 1};
 constexpr Field dbr_umem_id{0x720, 32};
 
 // state
+constexpr uint32_t kPmMigrated = 0x3; // pm_state: MLX5_QP_PM_MIGRATED
 constexpr uint32_t kStateRst = 0x0;
 constexpr uint32_t kStateInit = 0x1;
 constexpr uint32_t kStateRtr = 0x2;

@@ -349,8 +349,16 @@ bool serve_sq(Qp &qp) noexcept
 		return false;
 	const SendRing ring{static_cast<const uint8_t *>(qp.config.sq), qp.sq_bbs};
 	if (available > qp.sq_bbs) {
-		// A doorbell past the queue: the WQEs it names cannot all be there. The QP fails.
+		// A doorbell past the queue: the WQEs it names cannot all be there. The QP fails, once it
+		// is in RTS: before, the doorbell is held as any other (a QP in RESET executes nothing,
+		// and the application rewrites the record before it moves the QP up again).
 		if (!qp.error) {
+			ibv_qp_attr attr{};
+			ibv_qp_init_attr init{};
+			if (ibv_query_qp(qp.config.backing, &attr, IBV_QP_STATE, &init) != 0 ||
+			    attr.qp_state == IBV_QPS_RESET || attr.qp_state == IBV_QPS_INIT ||
+			    attr.qp_state == IBV_QPS_RTR)
+				return false;
 			if (!qp.defer({qp.sig_posted, qp.sq_pos, 0, MLX5_CQE_SYNDROME_LOCAL_QP_OP_ERR, true}))
 				return false;
 			qp.error = true;

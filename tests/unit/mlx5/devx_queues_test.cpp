@@ -245,6 +245,207 @@ TEST_F(DevxQueuesTest, QpLifeAndTransitions)
 	forget(cq);
 }
 
+// The transitions' optional parameters (opt_param_mask, the kernel's table for RC: INIT2INIT
+// RRE/RAE/RWE/PKEY_INDEX/PRI_PORT; INIT2RTR RRE/RAE/RWE/PKEY_INDEX; RTR2RTS and RTS2RTS
+// RRE/RAE/RWE/RNR_TIMEOUT/PM_STATE; RST2INIT none), INIT2INIT and SQERR2RTS; QUERY_QP after each.
+TEST_F(DevxQueuesTest, TransitionsTakeTheirOptionalParameters)
+{
+	constexpr uint32_t kAlt = 1u << 0, kRre = 1u << 1, kRae = 1u << 2, kRwe = 1u << 3, kPkey = 1u << 4,
+			   kRnr = 1u << 6, kPm = 1u << 10, kRetry = 1u << 12, kRnrRetry = 1u << 13,
+			   kAckTimeout = 1u << 14, kPort = 1u << 16;
+	uint32_t cqn = 0;
+	ASSERT_NE(make_cq(4, &cqn), nullptr);
+	uint32_t qpn = 0;
+	mlx5dv_devx_obj *qp = make_qp(cqn, &qpn);
+	ASSERT_NE(qp, nullptr);
+	const auto with = [&](uint16_t opcode, uint32_t optional) {
+		Mailbox in = transition(opcode, qpn);
+		prm_set_bits(in.data(), 0x80, 32, optional);
+		return in;
+	};
+	const auto refused = [&](const Mailbox &in, uint8_t status, uint32_t syndrome, const char *what) {
+		Mailbox result;
+		EXPECT_EQ(modify(qp, in, &result), EREMOTEIO) << what;
+		EXPECT_EQ(status_of(result), status) << what;
+		EXPECT_EQ(syndrome_of(result), syndrome) << what;
+	};
+	Mailbox result;
+
+	// RST2INIT takes no optional parameter.
+	Mailbox init = with(kOpRst2Init, kRre);
+	prm_set_bits(init.data(), kQpcIn + 0x491, 1, 1); // rwe
+	refused(init, kBadParam, 0x5d00002f, "RST2INIT with an optional parameter");
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 0u);
+	prm_set_bits(init.data(), 0x80, 32, 0);
+	ASSERT_EQ(modify(qp, init, &result), 0);
+
+	// INIT2INIT: RRE given (set), RWE not (kept), the port.
+	Mailbox init2init = with(0x50e, kRre | kPkey | kPort);
+	prm_set_bits(init2init.data(), kQpcIn + 0x490, 2, 0x2); // rre 1, rwe 0: rwe is not selected
+	prm_set_bits(init2init.data(), kAds + 0x128, 8, 1);
+	ASSERT_EQ(modify(qp, init2init, &result), 0) << std::hex << syndrome_of(result);
+	Mailbox out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn, 4), 1u);           // INIT
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x490, 3), 0x6u); // rre rwe
+	refused(with(0x50e, kRnr), kBadParam, 0x5d00002f, "INIT2INIT with RNR_TIMEOUT");
+
+	ibv_gid gid{};
+	ASSERT_EQ(ibv_query_gid(context_, 1, 0, &gid), 0);
+	Mailbox rtr = with(kOpInit2Rtr, kRae | kRwe);
+	prm_set_bits(rtr.data(), kQpcIn + 0x40, 3, IBV_MTU_1024);
+	prm_set_bits(rtr.data(), kQpcIn + 0xa8, 24, qpn);
+	prm_set_bits(rtr.data(), kQpcIn + 0x4a3, 5, 12);
+	prm_set_bits(rtr.data(), kQpcIn + 0x491, 2, 0x3); // rwe, rae
+	std::memcpy(rtr.data() + (kAds + 0x80) / 8, gid.raw, 16);
+	prm_set_bits(rtr.data(), kAds + 0x58, 8, 64);
+	prm_set_bits(rtr.data(), kAds + 0x128, 8, 1);
+	Mailbox rtr_alt = rtr;
+	prm_set_bits(rtr_alt.data(), 0x80, 32, kRae | kAlt);
+	refused(rtr_alt, kBadParam, 0x5d00002f, "INIT2RTR with an alternate path");
+	ASSERT_EQ(modify(qp, rtr, &result), 0) << std::hex << syndrome_of(result);
+	out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn, 4), 2u); // RTR
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x490, 3), 0x7u);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x4a3, 5), 12u);
+
+	Mailbox rts = with(kOpRtr2Rts, kRnr);
+	prm_set_bits(rts.data(), kQpcIn + 0x3c8, 24, 0x456);
+	prm_set_bits(rts.data(), kQpcIn + 0x38d, 3, 7);
+	prm_set_bits(rts.data(), kQpcIn + 0x390, 3, 6);
+	prm_set_bits(rts.data(), kAds + 0x40, 5, 14);
+	prm_set_bits(rts.data(), kQpcIn + 0x4a3, 5, 20); // min_rnr_nak
+	ASSERT_EQ(modify(qp, rts, &result), 0) << std::hex << syndrome_of(result);
+	out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn, 4), 3u); // RTS
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x4a3, 5), 20u);
+
+	// RTS2RTS without optional parameters changes nothing, whatever the qpc says.
+	Mailbox plain = with(kOpRts2Rts, 0);
+	prm_set_bits(plain.data(), kQpcIn + 0x38d, 3, 1);
+	prm_set_bits(plain.data(), kQpcIn + 0x4a3, 5, 3);
+	ASSERT_EQ(modify(qp, plain, &result), 0);
+	out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x38d, 3), 7u);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x4a3, 5), 20u);
+
+	// RTS2RTS: min_rnr_nak and the access bits, as verbs allows in RTS; a path migration
+	// state of MIGRATED (pm_state 3) is accepted.
+	Mailbox rts2rts = with(kOpRts2Rts, kRnr | kRre | kPm);
+	prm_set_bits(rts2rts.data(), kQpcIn + 0x4a3, 5, 5);
+	prm_set_bits(rts2rts.data(), kQpcIn + 0x490, 1, 0); // rre off
+	prm_set_bits(rts2rts.data(), kQpcIn + 0x13, 2, 3);  // pm_state: migrated
+	ASSERT_EQ(modify(qp, rts2rts, &result), 0) << std::hex << syndrome_of(result);
+	out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn, 4), 3u);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x4a3, 5), 5u);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x490, 3), 0x3u); // rwe rae, rre cleared
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x38d, 3), 7u);   // retry_count kept
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x390, 3), 6u);   // rnr_retry kept
+	EXPECT_EQ(prm_bits(out.data(), kAds + 0x40, 5), 14u);     // ack_timeout kept
+
+	// Retry counts and the ACK timeout are fixed once in RTS (IB: RTS->RTS takes the access
+	// flags, the alternate path, the migration state and the RNR timer only): refused.
+	for (uint32_t bit : {kRetry, kRnrRetry, kAckTimeout, kPkey, 1u << 31}) {
+		Mailbox in = with(kOpRts2Rts, bit);
+		prm_set_bits(in.data(), kQpcIn + 0x38d, 3, 2);
+		refused(in, kBadParam, 0x5d00002f, "RTS2RTS with a parameter it does not take");
+	}
+	Mailbox armed = with(kOpRts2Rts, kPm);
+	prm_set_bits(armed.data(), kQpcIn + 0x13, 2, 0); // pm_state: armed
+	refused(armed, kBadParam, 0x5d00002f, "path migration armed");
+	out = query_qp(qp, qpn);
+	EXPECT_EQ(prm_bits(out.data(), kQpcIn + 0x38d, 3), 7u);
+	EXPECT_EQ(prm_bits(out.data(), kAds + 0x40, 5), 14u);
+
+	// SQERR2RTS from RTS (an RC QP never reaches SQER: a send error moves it to ERR) and
+	// INIT2INIT from RTS: the wrong state.
+	refused(with(0x506, 0), kBadQpState, 0x5d00002b, "SQERR2RTS from RTS");
+	refused(with(0x50e, 0), kBadQpState, 0x5d00002b, "INIT2INIT from RTS");
+	ASSERT_EQ(modify(qp, transition(kOp2Err, qpn), &result), 0);
+	refused(with(0x506, 0), kBadQpState, 0x5d00002b, "SQERR2RTS from ERR");
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 6u);
+}
+
+// uid rules: a QP of this context naming a CQ (DevX or verbs) or a PD of another context gets
+// BAD_RES, as the firmware answers for another uid's resource; a query or modify whose inbox names
+// another object than its handle (another id, another kind, the other context's) gets EINVAL.
+TEST_F(DevxQueuesTest, AQpCannotNameAnotherContextsCq)
+{
+	mlx5dv_context_attr attr{};
+	attr.flags = MLX5DV_CONTEXT_FLAGS_DEVX;
+	ibv_context *other = mlx5dv_open_device(devices_[0], &attr);
+	ASSERT_NE(other, nullptr);
+	Pages memory(16384);
+	mlx5dv_devx_umem *their_umem = reg_umem(memory.data, memory.size, other);
+	ASSERT_NE(their_umem, nullptr);
+	mlx5dv_devx_uar *their_uar = mlx5dv_devx_alloc_uar(other, MLX5DV_UAR_ALLOC_TYPE_NC);
+	ASSERT_NE(their_uar, nullptr);
+	Mailbox out(16);
+	mlx5dv_devx_obj *their_cq =
+	    create(cq_in(4, their_umem->umem_id, their_umem->umem_id, kDoorbells, their_uar->page_id), &out, other);
+	ASSERT_NE(their_cq, nullptr) << errno;
+	const uint32_t their_cqn = id_of(out);
+	ibv_cq *their_verbs_cq = ibv_create_cq(other, 15, nullptr, nullptr, 0);
+	ASSERT_NE(their_verbs_cq, nullptr);
+	uint32_t their_pdn = 0;
+	mlx5dv_devx_obj *their_pd = alloc_pd(&their_pdn, other);
+	ASSERT_NE(their_pd, nullptr);
+
+	uint32_t cqn = 0;
+	mlx5dv_devx_obj *cq = make_cq(4, &cqn);
+	ASSERT_NE(cq, nullptr);
+	ASSERT_NE(cqn, their_cqn);
+	ASSERT_NE(cqn, their_verbs_cq->handle);
+	for (uint32_t foreign : {their_cqn, their_verbs_cq->handle}) {
+		Mailbox send_cq = qp_mailbox(cqn);
+		prm_set_bits(send_cq.data(), kQpcIn + 0x3e8, 24, foreign);
+		Mailbox recv_cq = qp_mailbox(cqn);
+		prm_set_bits(recv_cq.data(), kQpcIn + 0x4e8, 24, foreign);
+		for (const Mailbox *in : {&send_cq, &recv_cq}) {
+			out.assign(16, 0);
+			errno = 0;
+			EXPECT_EQ(create(*in, &out), nullptr) << foreign;
+			EXPECT_EQ(errno, EREMOTEIO);
+			EXPECT_EQ(status_of(out), kBadRes);
+			EXPECT_EQ(syndrome_of(out), 0x5d000014u);
+		}
+	}
+	Mailbox their_pd_qp = qp_mailbox(cqn);
+	prm_set_bits(their_pd_qp.data(), kQpcIn + 0x28, 24, their_pdn);
+	EXPECT_EQ(create(their_pd_qp, &out), nullptr);
+	EXPECT_EQ(status_of(out), kBadRes);
+	EXPECT_EQ(syndrome_of(out), 0x5d000010u);
+
+	// The identity check of query and modify.
+	uint32_t qpn = 0;
+	mlx5dv_devx_obj *qp = make_qp(cqn, &qpn);
+	ASSERT_NE(qp, nullptr);
+	Mailbox query = inbox(kOpQueryCq);
+	Mailbox answer(272, 0xee);
+	prm_set_bits(query.data(), 0x48, 24, cqn);
+	EXPECT_EQ(mlx5dv_devx_obj_query(cq, query.data(), query.size(), answer.data(), answer.size()), 0);
+	prm_set_bits(query.data(), 0x48, 24, their_cqn); // the other context's CQ, through ours
+	EXPECT_EQ(mlx5dv_devx_obj_query(cq, query.data(), query.size(), answer.data(), answer.size()), EINVAL);
+	prm_set_bits(query.data(), 0x48, 24, cqn); // ours, through the other context's handle
+	EXPECT_EQ(mlx5dv_devx_obj_query(their_cq, query.data(), query.size(), answer.data(), answer.size()), EINVAL);
+	prm_set_bits(query.data(), 0x48, 24, qpn); // QUERY_CQ naming the QP, through the QP's handle
+	EXPECT_EQ(mlx5dv_devx_obj_query(qp, query.data(), query.size(), answer.data(), answer.size()), EINVAL);
+	Mailbox query_qp_in = inbox(kOpQueryQp);
+	prm_set_bits(query_qp_in.data(), 0x48, 24, cqn); // QUERY_QP naming the CQ's number, on the CQ
+	EXPECT_EQ(mlx5dv_devx_obj_query(cq, query_qp_in.data(), query_qp_in.size(), answer.data(), answer.size()),
+		  EINVAL);
+	Mailbox result;
+	EXPECT_EQ(modify(qp, transition(kOpRst2Init, qpn + 1), &result), EINVAL);
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 0u) << "nothing ran";
+
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(their_pd), 0);
+	EXPECT_EQ(ibv_destroy_cq(their_verbs_cq), 0);
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(their_cq), 0);
+	mlx5dv_devx_free_uar(their_uar);
+	EXPECT_EQ(mlx5dv_devx_umem_dereg(their_umem), 0);
+	EXPECT_EQ(ibv_close_device(other), 0);
+}
+
 TEST_F(DevxQueuesTest, QpChecks)
 {
 	uint32_t cqn = 0;
