@@ -22,13 +22,7 @@ constexpr uint32_t kBfOffset = 0x800; // rdma-core's MLX5_BF_OFFSET within a UAR
 constexpr uint32_t kBfSize = 256;
 constexpr uint32_t kMaxLogQueue = 15;
 
-uint32_t log2_ceil(uint64_t value) noexcept
-{
-	uint32_t log = 0;
-	while ((uint64_t{1} << log) < value)
-		++log;
-	return log;
-}
+using devx::log2_ceil;
 
 void *zalloc(size_t bytes) noexcept
 {

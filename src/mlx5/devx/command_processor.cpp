@@ -35,6 +35,14 @@ void copy_out(const uint8_t *answer, size_t answer_bytes, void *out, size_t outl
 	std::memset(static_cast<uint8_t *>(out) + copied, 0, outlen - copied);
 }
 
+int answer_id(void *out, size_t outlen, uint32_t id) noexcept
+{
+	std::array<uint8_t, prm::kOutboxHeaderBytes> answer{};
+	prm::set(answer.data(), prm::object_id, id);
+	copy_out(answer.data(), answer.size(), out, outlen);
+	return 0;
+}
+
 int status_errno(uint8_t status) noexcept
 {
 	switch (status) {
@@ -65,6 +73,23 @@ uint16_t next_uid() noexcept
 	return static_cast<uint16_t>(next.fetch_add(1) % 0xfffe + 1);
 }
 
+// Whether every page of [start, start + size) is mapped in this process (mincore answers ENOMEM
+// for a range with a hole), without touching it.
+bool range_mapped(uintptr_t start, size_t size) noexcept
+{
+	constexpr uintptr_t kPage = 4096;
+	const uintptr_t first = start & ~(kPage - 1);
+	const uintptr_t end = (start + size + kPage - 1) & ~(kPage - 1);
+	std::array<unsigned char, 256> resident{};
+	for (uintptr_t at = first; at < end;) {
+		const uintptr_t chunk = std::min<uintptr_t>(end - at, resident.size() * kPage);
+		if (mincore(reinterpret_cast<void *>(at), chunk, resident.data()) != 0)
+			return false;
+		at += chunk;
+	}
+	return true;
+}
+
 // ---- The kernel's whitelists (devx.c; notes §6.2) ----
 
 bool is_create_opcode(uint32_t opcode, uint32_t op_mod) noexcept
@@ -75,21 +100,23 @@ bool is_create_opcode(uint32_t opcode, uint32_t op_mod) noexcept
 	case prm::kCreateCq:
 	case prm::kAllocPd:
 	case prm::kAllocTransportDomain:
-	case 0x90c: // CREATE_RMP
-	case 0x904: // CREATE_SQ
-	case 0x908: // CREATE_RQ
-	case 0x916: // CREATE_RQT
-	case 0x900: // CREATE_TIR
-	case 0x912: // CREATE_TIS
-	case 0x771: // ALLOC_Q_COUNTER
-	case 0x930: // CREATE_FLOW_TABLE
-	case 0x933: // CREATE_FLOW_GROUP
-	case 0x939: // ALLOC_FLOW_COUNTER
-	case 0x93d: // ALLOC_PACKET_REFORMAT_CONTEXT
-	case 0x940: // ALLOC_MODIFY_HEADER_CONTEXT
-	case 0x782: // CREATE_SCHEDULING_ELEMENT
-	case 0x827: // ADD_VXLAN_UDP_DPORT
-	case 0x829: // SET_L2_TABLE_ENTRY
+	case prm::kAllocUar: // not in the kernel's list (it hands UARs out through its UAR verb): softdpu's
+			     // addition, as rdma-core's VFIO driver issues it
+	case 0x90c:          // CREATE_RMP
+	case 0x904:          // CREATE_SQ
+	case 0x908:          // CREATE_RQ
+	case 0x916:          // CREATE_RQT
+	case 0x900:          // CREATE_TIR
+	case 0x912:          // CREATE_TIS
+	case 0x771:          // ALLOC_Q_COUNTER
+	case 0x930:          // CREATE_FLOW_TABLE
+	case 0x933:          // CREATE_FLOW_GROUP
+	case 0x939:          // ALLOC_FLOW_COUNTER
+	case 0x93d:          // ALLOC_PACKET_REFORMAT_CONTEXT
+	case 0x940:          // ALLOC_MODIFY_HEADER_CONTEXT
+	case 0x782:          // CREATE_SCHEDULING_ELEMENT
+	case 0x827:          // ADD_VXLAN_UDP_DPORT
+	case 0x829:          // SET_L2_TABLE_ENTRY
 	case prm::kCreateQp:
 	case 0x700: // CREATE_SRQ
 	case 0x705: // CREATE_XRC_SRQ
@@ -262,6 +289,8 @@ uint32_t destroy_opcode_of(uint32_t create_opcode) noexcept
 		return prm::kDeallocPd;
 	case prm::kAllocTransportDomain:
 		return prm::kDeallocTransportDomain;
+	case prm::kAllocUar:
+		return prm::kDeallocUar;
 	case prm::kCreateMkey:
 		return prm::kDestroyMkey;
 	case prm::kCreateCq:
@@ -378,6 +407,12 @@ int CommandProcessor::dispatch(Command &command) noexcept
 		break;
 	case prm::kDeallocTransportDomain:
 		handler = &CommandProcessor::dealloc_transport_domain;
+		break;
+	case prm::kAllocUar:
+		handler = &CommandProcessor::alloc_uar_command;
+		break;
+	case prm::kDeallocUar:
+		handler = &CommandProcessor::dealloc_uar_command;
 		break;
 	case prm::kCreateMkey:
 		handler = &CommandProcessor::create_mkey;
@@ -542,6 +577,12 @@ Umem *CommandProcessor::register_umem(void *addr, size_t size, uint32_t access, 
 		errno = EINVAL;
 		return nullptr;
 	}
+	// The kernel pins the range and answers EFAULT when part of it is not mapped. softdpu cannot
+	// pin: the range must stay mapped while commands name it (docs/mlx5.md).
+	if (!range_mapped(start, size)) {
+		errno = EFAULT;
+		return nullptr;
+	}
 	static std::atomic<uint32_t> next_id{1};
 	std::lock_guard lock(mutex_);
 	auto umem = std::unique_ptr<Umem>(new (std::nothrow) Umem());
@@ -584,10 +625,15 @@ Uar *CommandProcessor::alloc_uar(uint32_t flags) noexcept
 		errno = EINVAL;
 		return nullptr;
 	}
+	std::lock_guard lock(mutex_);
+	return make_uar_locked();
+}
+
+Uar *CommandProcessor::make_uar_locked() noexcept
+{
 	static std::atomic<uint32_t> next_page{1};
 	constexpr size_t kPage = 4096;
 	constexpr size_t kRegisterOffset = 0x800; // the first blue-flame register of an mlx5 UAR page
-	std::lock_guard lock(mutex_);
 	auto uar = std::unique_ptr<Uar>(new (std::nothrow) Uar());
 	if (uar == nullptr) {
 		errno = ENOMEM;
@@ -619,6 +665,11 @@ Uar *CommandProcessor::alloc_uar(uint32_t flags) noexcept
 void CommandProcessor::free_uar(Uar *uar) noexcept
 {
 	std::lock_guard lock(mutex_);
+	free_uar_locked(uar);
+}
+
+void CommandProcessor::free_uar_locked(Uar *uar) noexcept
+{
 	const auto found = uars_.find(uar->dv.page_id);
 	if (found == uars_.end() || found->second.get() != uar || uar->freed)
 		return;

@@ -131,6 +131,8 @@ private:
 	int dealloc_pd(Command &command);
 	int alloc_transport_domain(Command &command);
 	int dealloc_transport_domain(Command &command);
+	int alloc_uar_command(Command &command);
+	int dealloc_uar_command(Command &command);
 	int create_mkey(Command &command);
 	int query_mkey(Command &command);
 	int destroy_mkey(Command &command);
@@ -147,6 +149,8 @@ private:
 	// unknown here: BAD_RES, as the firmware answers for another uid's resource).
 	ibv_pd *find_pd(uint32_t pdn) noexcept;
 	Umem *find_umem(uint32_t umem_id) noexcept;
+	Uar *make_uar_locked() noexcept;
+	void free_uar_locked(Uar *uar) noexcept;
 	bool uar_allocated(uint32_t page_id) noexcept;
 	Uar *find_uar(uint32_t page_id) noexcept;
 	// A CQ lets go of its UAR page: unmapped if mlx5dv_devx_free_uar came meanwhile.
@@ -176,6 +180,11 @@ private:
 int fail(void *out, size_t outlen, uint8_t status, uint32_t syndrome) noexcept;
 // Copies the device's answer into the caller's outbox: what fits, the rest zeroed.
 void copy_out(const uint8_t *answer, size_t answer_bytes, void *out, size_t outlen) noexcept;
+// The 16-byte outbox of a command that succeeded: status OK and `id` at bit 0x48 (what a create
+// returns; 0 for the others).
+int answer_id(void *out, size_t outlen, uint32_t id) noexcept;
+// A doorbell record's bytes (CQ: consumer counter and arm word; QP: receive and send counters).
+inline constexpr uint64_t kDoorbellBytes = 8;
 // The errno value the kernel gives for a command status (rdma-core's mlx5_cmd_status_to_err).
 int status_errno(uint8_t status) noexcept;
 

@@ -15,14 +15,6 @@ namespace softdpu::mlx5::devx {
 namespace {
 
 constexpr uint64_t kCqeBytes = 64;
-constexpr uint64_t kDoorbellBytes = 8;
-
-int empty_answer(void *out, size_t outlen) noexcept
-{
-	std::array<uint8_t, prm::kOutboxHeaderBytes> answer{};
-	copy_out(answer.data(), answer.size(), out, outlen);
-	return 0;
-}
 
 } // namespace
 
@@ -160,7 +152,7 @@ int CommandProcessor::modify_cq(Command &command)
 		if ((select & kSelectCount) != 0)
 			found->second.max_count = prm::get(cqc, prm::cqc::cq_max_count);
 	}
-	return empty_answer(command.out, command.outlen);
+	return answer_id(command.out, command.outlen, 0);
 }
 
 int CommandProcessor::destroy_cq(Command &command)
@@ -177,7 +169,7 @@ int CommandProcessor::destroy_cq(Command &command)
 	--cq.dbr_umem->users;
 	release_uar(cq.uar);
 	cqs_.erase(found);
-	return empty_answer(command.out, command.outlen);
+	return answer_id(command.out, command.outlen, 0);
 }
 
 } // namespace softdpu::mlx5::devx

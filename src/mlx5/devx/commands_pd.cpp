@@ -1,6 +1,7 @@
 // ALLOC_PD / DEALLOC_PD (a verbs PD underneath: pdn = its handle, so verbs and DevX objects share
 // it), ALLOC_TRANSPORT_DOMAIN / DEALLOC_TRANSPORT_DOMAIN (a number: softdpu's device has no
-// loopback filtering a domain would select).
+// loopback filtering a domain would select), ALLOC_UAR / DEALLOC_UAR (a UAR page, as
+// mlx5dv_devx_alloc_uar makes).
 #include "mlx5/devx/command_processor.hpp"
 
 #include "mlx5/devx/prm.hpp"
@@ -8,21 +9,9 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <new>
 
 namespace softdpu::mlx5::devx {
-
-namespace {
-
-// The 16-byte outbox of a create that returns an id at 0x48.
-int answer_id(void *out, size_t outlen, uint32_t id) noexcept
-{
-	std::array<uint8_t, prm::kOutboxHeaderBytes> answer{};
-	prm::set(answer.data(), prm::object_id, id);
-	copy_out(answer.data(), answer.size(), out, outlen);
-	return 0;
-}
-
-} // namespace
 
 int CommandProcessor::alloc_pd(Command &command)
 {
@@ -31,7 +20,12 @@ int CommandProcessor::alloc_pd(Command &command)
 	ibv_pd *pd = ibv_alloc_pd(context_);
 	if (pd == nullptr)
 		return fail(command.out, command.outlen, prm::kStatusNoResources, kSyndromeNoResources);
-	pds_.emplace(pd->handle, Pd{pd});
+	try {
+		pds_.emplace(pd->handle, Pd{pd});
+	} catch (const std::bad_alloc &) {
+		(void)ibv_dealloc_pd(pd);
+		return fail(command.out, command.outlen, prm::kStatusNoResources, kSyndromeNoResources);
+	}
 	command.created_id = pd->handle;
 	return answer_id(command.out, command.outlen, pd->handle);
 }
@@ -65,6 +59,29 @@ int CommandProcessor::dealloc_transport_domain(Command &command)
 	const uint32_t td = prm::get(command.in, prm::object_id);
 	if (tds_.erase(td) == 0)
 		return fail(command.out, command.outlen, prm::kStatusBadRes, kSyndromeNoSuchTd);
+	return answer_id(command.out, command.outlen, 0);
+}
+
+// ALLOC_UAR as a DevX create (softdpu's addition: the kernel hands UARs out only through
+// mlx5dv_devx_alloc_uar): a UAR page of this context whose number CQs and QPs may name; the page
+// itself is not handed out (as with rdma-core's VFIO driver, which maps it itself).
+int CommandProcessor::alloc_uar_command(Command &command)
+{
+	if (command.op_mod != 0)
+		return fail(command.out, command.outlen, prm::kStatusBadOp, kSyndromeUnknownOpMod);
+	Uar *uar = make_uar_locked();
+	if (uar == nullptr)
+		return fail(command.out, command.outlen, prm::kStatusNoResources, kSyndromeNoResources);
+	command.created_id = uar->dv.page_id;
+	return answer_id(command.out, command.outlen, uar->dv.page_id);
+}
+
+int CommandProcessor::dealloc_uar_command(Command &command)
+{
+	Uar *uar = find_uar(prm::get(command.in, prm::object_id));
+	if (uar == nullptr)
+		return fail(command.out, command.outlen, prm::kStatusBadParam, kSyndromeBadUar);
+	free_uar_locked(uar);
 	return answer_id(command.out, command.outlen, 0);
 }
 

@@ -21,7 +21,6 @@ namespace softdpu::mlx5::devx {
 namespace {
 
 constexpr uint64_t kSendBasicBlock = 64; // bytes of a send WQE basic block
-constexpr uint64_t kDoorbellBytes = 8;
 constexpr uint32_t kMaxInlineData = 256; // what a backing QP offers for inline data segments
 
 uint32_t prm_state(ibv_qp_state state) noexcept
@@ -42,21 +41,6 @@ uint32_t prm_state(ibv_qp_state state) noexcept
 	default:
 		return prm::qpc::kStateErr;
 	}
-}
-
-uint32_t log2_ceil(uint32_t value) noexcept
-{
-	uint32_t log = 0;
-	while ((uint64_t{1} << log) < value)
-		++log;
-	return log;
-}
-
-int empty_answer(void *out, size_t outlen) noexcept
-{
-	std::array<uint8_t, prm::kOutboxHeaderBytes> answer{};
-	copy_out(answer.data(), answer.size(), out, outlen);
-	return 0;
 }
 
 // The state a transition starts from (-1: any), and the one it reaches.
@@ -246,6 +230,8 @@ int CommandProcessor::modify_qp(Command &command)
 	const bool short_form = command.opcode == prm::k2ErrQp || command.opcode == prm::k2RstQp;
 	if (command.inlen < (short_form ? prm::modify_qp_in::kShortBytes : prm::modify_qp_in::kBytes))
 		return EINVAL;
+	if (command.op_mod != 0)
+		return fail(command.out, command.outlen, prm::kStatusBadOp, kSyndromeUnknownOpMod);
 	Qp *devx_qp = nullptr;
 	ibv_qp *qp = find_qp(prm::get(command.in, prm::object_id), &devx_qp);
 	if (qp == nullptr)
@@ -353,7 +339,7 @@ int CommandProcessor::modify_qp(Command &command)
 		if (engine != nullptr)
 			wq::Engine::instance().reset_qp(engine);
 	}
-	return empty_answer(command.out, command.outlen);
+	return answer_id(command.out, command.outlen, 0);
 }
 
 int CommandProcessor::query_qp(Command &command)
@@ -441,7 +427,7 @@ int CommandProcessor::destroy_qp(Command &command)
 		--qp.wq_umem->users;
 	--qp.dbr_umem->users;
 	qps_.erase(found);
-	return empty_answer(command.out, command.outlen);
+	return answer_id(command.out, command.outlen, 0);
 }
 
 } // namespace softdpu::mlx5::devx

@@ -14,6 +14,14 @@ uint32_t log2_floor(uint64_t value) noexcept
 	return log;
 }
 
+uint32_t log2_ceil(uint64_t value) noexcept
+{
+	uint32_t log = 0;
+	while (log < 64 && (uint64_t{1} << log) < value)
+		++log;
+	return log;
+}
+
 int DeviceCaps::query(ibv_context *context, DeviceCaps *caps) noexcept
 {
 	ibv_device_attr_ex attr{};

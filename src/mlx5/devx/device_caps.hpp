@@ -35,5 +35,7 @@ struct DeviceCaps {
 
 // floor(log2(value)), 0 for 0: the PRM's log_max_* encoding of a limit.
 uint32_t log2_floor(uint64_t value) noexcept;
+// ceil(log2(value)), 0 for 0 and 1: the log size of a queue that holds `value` entries.
+uint32_t log2_ceil(uint64_t value) noexcept;
 
 } // namespace softdpu::mlx5::devx

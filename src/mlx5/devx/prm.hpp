@@ -113,6 +113,8 @@ enum Opcode : uint16_t {
 	kQueryHcaVportGid = 0x764,
 	kAllocPd = 0x800,
 	kDeallocPd = 0x801,
+	kAllocUar = 0x802,
+	kDeallocUar = 0x803,
 	kAllocTransportDomain = 0x816,
 	kDeallocTransportDomain = 0x817,
 };

@@ -4,6 +4,8 @@
 // in use, and what a context leaves at close.
 #include "devx_support.hpp"
 
+#include <sys/mman.h>
+
 #include <array>
 #include <chrono>
 #include <cstring>
@@ -168,6 +170,51 @@ TEST_F(DevxObjectsTest, UarPages)
 	// The doorbell register is writable memory of the process.
 	*static_cast<volatile uint64_t *>(nc->reg_addr) = 0x1122334455667788ull;
 	mlx5dv_devx_free_uar(bf);
+}
+
+// The kernel pins a umem's pages and refuses a range with a hole (EFAULT).
+TEST_F(DevxObjectsTest, AUmemOverUnmappedMemoryIsRefused)
+{
+	void *pages = mmap(nullptr, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(pages, MAP_FAILED);
+	auto *bytes = static_cast<uint8_t *>(pages);
+	ASSERT_EQ(munmap(bytes + 4096, 4096), 0); // a hole in the middle
+	errno = 0;
+	EXPECT_EQ(mlx5dv_devx_umem_reg(context_, bytes, 3 * 4096, IBV_ACCESS_LOCAL_WRITE), nullptr);
+	EXPECT_EQ(errno, EFAULT);
+	mlx5dv_devx_umem *first = reg_umem(bytes, 4096);
+	EXPECT_NE(first, nullptr) << "the mapped page alone is fine: " << errno;
+	if (first != nullptr) {
+		EXPECT_EQ(mlx5dv_devx_umem_dereg(first), 0);
+		umems_.pop_back();
+	}
+	munmap(bytes, 4096);
+	munmap(bytes + 2 * 4096, 4096);
+}
+
+// ALLOC_UAR as a DevX create gives a UAR page number CQs may name; its saved destroy frees it.
+TEST_F(DevxObjectsTest, UarPagesThroughCommands)
+{
+	Mailbox out(16);
+	mlx5dv_devx_obj *uar = create(inbox(kOpAllocUar), &out);
+	ASSERT_NE(uar, nullptr) << errno;
+	const uint32_t page_id = id_of(out);
+	EXPECT_NE(page_id, 0u);
+	EXPECT_EQ(create(inbox(kOpAllocUar, 16, 1), &out), nullptr) << "op_mod 1";
+	EXPECT_EQ(errno, EREMOTEIO);
+	EXPECT_EQ(status_of(out), 0x02);
+
+	Pages memory(16384);
+	mlx5dv_devx_umem *umem = reg_umem(memory.data, memory.size);
+	ASSERT_NE(umem, nullptr);
+	mlx5dv_devx_obj *cq = create(cq_in(4, umem->umem_id, umem->umem_id, 8192, page_id), &out);
+	ASSERT_NE(cq, nullptr) << errno << " status " << int{status_of(out)};
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(cq), 0);
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(uar), 0);
+	EXPECT_EQ(create(cq_in(4, umem->umem_id, umem->umem_id, 8192, page_id), &out), nullptr);
+	EXPECT_EQ(errno, EREMOTEIO);
+	EXPECT_EQ(status_of(out), 0x03) << "the page is no longer allocated";
+	EXPECT_EQ(syndrome_of(out), 0x5d000016u);
 }
 
 TEST_F(DevxObjectsTest, EqNumbersOfTheCompletionVectors)

@@ -5,6 +5,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstring>
@@ -170,6 +172,30 @@ TEST_F(DevxAsyncTest, ARecordPerQuery)
 	const int flags = fcntl(comp_->fd, F_GETFL);
 	ASSERT_EQ(fcntl(comp_->fd, F_SETFL, flags | O_NONBLOCK), 0);
 	EXPECT_EQ(mlx5dv_devx_get_async_cmd_comp(comp_, record, 8 + 304), EAGAIN);
+}
+
+// The completion fd works with epoll, as DPDK registers it with its interrupt thread.
+TEST_F(DevxAsyncTest, TheFdWorksWithEpoll)
+{
+	const int epoll = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(epoll, 0);
+	epoll_event interest{};
+	interest.events = EPOLLIN;
+	interest.data.u64 = 77;
+	ASSERT_EQ(epoll_ctl(epoll, EPOLL_CTL_ADD, comp_->fd, &interest), 0);
+	epoll_event ready{};
+	EXPECT_EQ(epoll_wait(epoll, &ready, 1, 0), 0) << "nothing yet";
+	const Mailbox in = query_in(index_);
+	ASSERT_EQ(mlx5dv_devx_obj_query_async(mkey_, in.data(), in.size(), 304, 9, comp_), 0);
+	ASSERT_EQ(epoll_wait(epoll, &ready, 1, 1000), 1);
+	EXPECT_EQ(ready.data.u64, 77u);
+	EXPECT_NE(ready.events & EPOLLIN, 0u);
+	std::vector<uint64_t> buffer((8 + 304) / 8 + 1);
+	auto *record = reinterpret_cast<mlx5dv_devx_async_cmd_hdr *>(buffer.data());
+	ASSERT_EQ(mlx5dv_devx_get_async_cmd_comp(comp_, record, 8 + 304), 0);
+	EXPECT_EQ(record->wr_id, 9u);
+	EXPECT_EQ(epoll_wait(epoll, &ready, 1, 0), 0) << "the record was taken";
+	close(epoll);
 }
 
 TEST_F(DevxAsyncTest, TheKernelsChecksComeFirstAndTheStatusRidesInTheRecord)

@@ -489,6 +489,17 @@ TEST_F(DevxQueuesTest, QpChecks)
 	errno = 0;
 	EXPECT_EQ(create(shortened, &out), nullptr);
 	EXPECT_EQ(errno, EINVAL);
+
+	// A transition with an op_mod it does not have: BAD_OP, and the QP stays where it was.
+	uint32_t qpn = 0;
+	mlx5dv_devx_obj *qp = make_qp(cqn, &qpn);
+	ASSERT_NE(qp, nullptr);
+	Mailbox to_init = transition(kOpRst2Init, qpn);
+	prm_set_bits(to_init.data(), 0x30, 16, 1);
+	EXPECT_EQ(modify(qp, to_init, &out), EREMOTEIO);
+	EXPECT_EQ(status_of(out), 0x02);
+	EXPECT_EQ(syndrome_of(out), 0x5d000004u);
+	EXPECT_EQ(prm_bits(query_qp(qp, qpn).data(), kQpcIn, 4), 0u) << "still RESET";
 }
 
 TEST_F(DevxQueuesTest, AQpMayCompleteIntoAVerbsCq)

@@ -37,6 +37,7 @@ enum : uint16_t {
 	kOpQueryHcaVport = 0x762,
 	kOpQueryHcaVportGid = 0x764,
 	kOpAllocPd = 0x800,
+	kOpAllocUar = 0x802,
 	kOpAllocTd = 0x816,
 };
 
