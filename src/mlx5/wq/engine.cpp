@@ -6,8 +6,9 @@
 // touched again. The callbacks (on_event) run on the engine thread with the mutex held: they must
 // not call the engine.
 //
-// Send side: WQEs become verbs work requests on the backing QP, posted as one chain per pass. The
-// last request of every chain is made signaled (a "fence" completion the application never sees):
+// Send side: WQEs become verbs work requests on the backing QP, posted as chains of up to kChunk
+// requests, each followed at once by a poll of the send CQ (which runs them in verbs). The last
+// request of every chain is made signaled (a "fence" completion the application never sees):
 // with it the engine knows how many requests the backing QP still holds (its send queue never
 // overflows) and when everything posted before a point has completed. CQEs the engine makes itself
 // (a signaled NOP, a malformed WQE's error, flushes) wait in the QP's deferred queue until the
@@ -41,13 +42,21 @@ namespace softdpu::mlx5::wq {
 namespace {
 
 constexpr int kPollBatch = 16;
+// Send requests per chain: each chunk's requests run and their CQEs are written before the next
+// chunk is read; at most kMaxChunks chunks of a QP per pass.
+constexpr uint32_t kChunk = 32;
+constexpr uint32_t kMaxChunks = 64;
 constexpr uint32_t kMaxLogCq = 22;    // 2^22 CQEs: verbs' max_cqe + 1
 constexpr uint32_t kMaxLogQueue = 15; // 16-bit counters: the difference stays unambiguous
 constexpr uint32_t kMaxLogStride = 5; // 512-byte receive WQEs: 32 data segments (within kMaxRecvStride)
 constexpr uint64_t kMaxMessage = 1ull << 31;
 constexpr uint64_t kAppSignaled = 1ull << 24;
 constexpr uint64_t kFence = 1ull << 25;
-constexpr auto kSpin = std::chrono::microseconds(50);
+// Polling: at once for kSpin after work, then sleeping kMinSleep until kWarm after work, then
+// sleeping twice as long each time up to kMaxSleep.
+constexpr auto kSpin = std::chrono::microseconds(10);
+constexpr auto kWarm = std::chrono::microseconds(2000);
+constexpr auto kMinSleep = std::chrono::microseconds(1);
 constexpr auto kMaxSleep = std::chrono::microseconds(1000);
 
 uint32_t load_be32(const volatile uint32_t *word) noexcept
@@ -360,6 +369,11 @@ bool serve_sq(Qp &qp) noexcept
 	}
 	const uint32_t room = qp.max_send_wr - static_cast<uint32_t>(qp.wr_posted - qp.wr_done);
 	const uint16_t start = qp.sq_pos;
+	// The application wrote these WQEs on another core: ask for their cache lines (one per basic
+	// block, two chunks' worth) at once rather than missing on each in turn.
+	for (uint32_t i = 0, ahead = std::min<uint32_t>(available, 2 * kChunk); i < ahead; ++i)
+		__builtin_prefetch(ring.ring +
+				   size_t{static_cast<uint16_t>(start + i) & (qp.sq_bbs - 1)} * kBasicBlock);
 	uint32_t n = 0;
 	size_t sge_used = 0;
 	size_t arena_used = 0;
@@ -377,7 +391,7 @@ bool serve_sq(Qp &qp) noexcept
 			available -= bbs;
 			continue;
 		}
-		if (n == room || n == qp.wrs.size())
+		if (n == room || n == qp.wrs.size() || n == kChunk)
 			break;
 		const uint8_t syndrome = parse_send_wqe(ring, qp.sq_pos, available, qp.config.qpn, qp.max_send_sge,
 							qp.max_inline, kMaxMessage, &wqe);
@@ -703,8 +717,14 @@ void State::run() noexcept
 	while (!stop) {
 		bool work = false;
 		for (Qp *qp : qps) {
-			work |= serve_sq(*qp);
 			work |= serve_rq(*qp);
+			// A chunk of send requests at a time, each followed at once by the send CQ: polling the
+			// backing CQ runs the requests (verbs runs them at the poll) and writes their CQEs
+			// while the application may already be writing the next WQEs.
+			for (uint32_t chunk = 0; chunk < kMaxChunks && serve_sq(*qp); ++chunk) {
+				work = true;
+				(void)serve_cq(*qp->config.send_cq);
+			}
 		}
 		for (Cq *cq : cqs)
 			work |= serve_cq(*cq);
@@ -713,7 +733,8 @@ void State::run() noexcept
 			last_work = now;
 			sleep = std::chrono::microseconds(0);
 		}
-		if (now - last_work < kSpin) {
+		const auto quiet = now - last_work;
+		if (quiet < kSpin) {
 			// Busy a moment ago: poll again at once, letting a waiting caller in first.
 			if (waiters.load(std::memory_order_relaxed) > 0) {
 				guard.unlock();
@@ -722,8 +743,13 @@ void State::run() noexcept
 			}
 			continue;
 		}
-		sleep = std::min<std::chrono::microseconds>(kMaxSleep, sleep.count() == 0 ? std::chrono::microseconds(1)
-											  : sleep * 2);
+		// Warm (work within kWarm): the shortest sleep, which leaves the core to the application
+		// (on a busy machine it may share this one) and sees its next doorbell within tens of µs
+		// (the timer slack); then doubling up to kMaxSleep, so an idle engine takes no core.
+		if (quiet < kWarm)
+			sleep = kMinSleep;
+		else
+			sleep = std::min(kMaxSleep, sleep.count() == 0 ? kMinSleep : sleep * 2);
 		wake.wait_for(guard, sleep);
 	}
 }
