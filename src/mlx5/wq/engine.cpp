@@ -52,9 +52,14 @@ constexpr uint32_t kMaxLogStride = 5; // 512-byte receive WQEs: 32 data segments
 constexpr uint64_t kMaxMessage = 1ull << 31;
 constexpr uint64_t kAppSignaled = 1ull << 24;
 constexpr uint64_t kFence = 1ull << 25;
-// Polling: at once for kSpin after work, then sleeping kMinSleep until kWarm after work, then
-// sleeping twice as long each time up to kMaxSleep.
-constexpr auto kSpin = std::chrono::microseconds(10);
+// Polling: at once for kSpin after work (kSpinContended while the cores are oversubscribed: for
+// kContended after a pass without work that took over kPreempted, i.e. this thread lost its core),
+// then sleeping kMinSleep until kWarm after work, then sleeping twice as long each time up to
+// kMaxSleep.
+constexpr auto kSpin = std::chrono::microseconds(100);
+constexpr auto kSpinContended = std::chrono::microseconds(0);
+constexpr auto kPreempted = std::chrono::microseconds(20);
+constexpr auto kContended = std::chrono::microseconds(10000);
 constexpr auto kWarm = std::chrono::microseconds(2000);
 constexpr auto kMinSleep = std::chrono::microseconds(1);
 constexpr auto kMaxSleep = std::chrono::microseconds(1000);
@@ -714,7 +719,9 @@ void State::run() noexcept
 	std::unique_lock guard(mutex);
 	auto last_work = std::chrono::steady_clock::now();
 	auto sleep = std::chrono::microseconds(0);
+	auto contended_until = last_work;
 	while (!stop) {
+		const auto pass_start = std::chrono::steady_clock::now();
 		bool work = false;
 		for (Qp *qp : qps) {
 			work |= serve_rq(*qp);
@@ -734,7 +741,11 @@ void State::run() noexcept
 			sleep = std::chrono::microseconds(0);
 		}
 		const auto quiet = now - last_work;
-		if (quiet < kSpin) {
+		// A pass without work takes well under a microsecond: one that took longer was preempted.
+		// Spinning would then keep the application (which may share this core) from running.
+		if (!work && now - pass_start > kPreempted)
+			contended_until = now + kContended;
+		if (quiet < (now < contended_until ? kSpinContended : kSpin)) {
 			// Busy a moment ago: poll again at once, letting a waiting caller in first.
 			if (waiters.load(std::memory_order_relaxed) > 0) {
 				guard.unlock();
