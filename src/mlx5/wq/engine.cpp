@@ -46,6 +46,7 @@ constexpr int kPollBatch = 16;
 // chunk is read; at most kMaxChunks chunks of a QP per pass.
 constexpr uint32_t kChunk = 32;
 constexpr uint32_t kMaxChunks = 64;
+constexpr uint32_t kPrefetch = 16;    // basic blocks of WQEs asked for ahead of the one read
 constexpr uint32_t kMaxLogCq = 22;    // 2^22 CQEs: verbs' max_cqe + 1
 constexpr uint32_t kMaxLogQueue = 15; // 16-bit counters: the difference stays unambiguous
 constexpr uint32_t kMaxLogStride = 5; // 512-byte receive WQEs: 32 data segments (within kMaxRecvStride)
@@ -375,8 +376,8 @@ bool serve_sq(Qp &qp) noexcept
 	const uint32_t room = qp.max_send_wr - static_cast<uint32_t>(qp.wr_posted - qp.wr_done);
 	const uint16_t start = qp.sq_pos;
 	// The application wrote these WQEs on another core: ask for their cache lines (one per basic
-	// block, two chunks' worth) at once rather than missing on each in turn.
-	for (uint32_t i = 0, ahead = std::min<uint32_t>(available, 2 * kChunk); i < ahead; ++i)
+	// block) kPrefetch ahead of the one parsed rather than missing on each in turn.
+	for (uint32_t i = 0, ahead = std::min<uint32_t>(available, kPrefetch); i < ahead; ++i)
 		__builtin_prefetch(ring.ring +
 				   size_t{static_cast<uint16_t>(start + i) & (qp.sq_bbs - 1)} * kBasicBlock);
 	uint32_t n = 0;
@@ -398,6 +399,10 @@ bool serve_sq(Qp &qp) noexcept
 		}
 		if (n == room || n == qp.wrs.size() || n == kChunk)
 			break;
+		if (available > kPrefetch)
+			__builtin_prefetch(ring.ring +
+					   size_t{static_cast<uint16_t>(qp.sq_pos + kPrefetch) & (qp.sq_bbs - 1)} *
+					       kBasicBlock);
 		const uint8_t syndrome = parse_send_wqe(ring, qp.sq_pos, available, qp.config.qpn, qp.max_send_sge,
 							qp.max_inline, kMaxMessage, &wqe);
 		if (syndrome != 0 || (wqe.opcode == MLX5_OPCODE_NOP && wqe.signaled)) {
