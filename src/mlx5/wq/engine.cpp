@@ -43,8 +43,11 @@ namespace {
 
 constexpr int kPollBatch = 16;
 // Send requests per chain: each chunk's requests run and their CQEs are written before the next
-// chunk is read; at most kMaxChunks chunks of a QP per pass.
-constexpr uint32_t kChunk = 32;
+// chunk is read; a chunk ends at kChunk requests, or at a signaled one once it has kMinChunk (the
+// application waits for that CQE: it should not wait for the WQEs it wrote after it as well); at
+// most kMaxChunks chunks of a QP per pass.
+constexpr uint32_t kChunk = 64;
+constexpr uint32_t kMinChunk = 16;
 constexpr uint32_t kMaxChunks = 64;
 constexpr uint32_t kPrefetch = 16;    // basic blocks of WQEs asked for ahead of the one read
 constexpr uint32_t kMaxLogCq = 22;    // 2^22 CQEs: verbs' max_cqe + 1
@@ -475,6 +478,8 @@ bool serve_sq(Qp &qp) noexcept
 		++n;
 		qp.sq_pos = static_cast<uint16_t>(qp.sq_pos + wqe.bbs);
 		available -= wqe.bbs;
+		if (wqe.signaled && n >= kMinChunk)
+			break; // the CQE the application waits for goes out before the next WQEs are read
 	}
 	(void)post_chain(qp, n);
 	return qp.sq_pos != start;
