@@ -6,8 +6,9 @@
 // touched again. The callbacks (on_event) run on the engine thread with the mutex held: they must
 // not call the engine.
 //
-// Send side: WQEs become verbs work requests on the backing QP, posted as one chain per pass. The
-// last request of every chain is made signaled (a "fence" completion the application never sees):
+// Send side: WQEs become verbs work requests on the backing QP, posted as chains of up to kChunk
+// requests, each followed at once by a poll of the send CQ (which runs them in verbs). The last
+// request of every chain is made signaled (a "fence" completion the application never sees):
 // with it the engine knows how many requests the backing QP still holds (its send queue never
 // overflows) and when everything posted before a point has completed. CQEs the engine makes itself
 // (a signaled NOP, a malformed WQE's error, flushes) wait in the QP's deferred queue until the
@@ -41,13 +42,30 @@ namespace softdpu::mlx5::wq {
 namespace {
 
 constexpr int kPollBatch = 16;
+// Send requests per chain: each chunk's requests run and their CQEs are written before the next
+// chunk is read; a chunk ends at kChunk requests, or at a signaled one once it has kMinChunk (the
+// application waits for that CQE: it should not wait for the WQEs it wrote after it as well); at
+// most kMaxChunks chunks of a QP per pass.
+constexpr uint32_t kChunk = 64;
+constexpr uint32_t kMinChunk = 16;
+constexpr uint32_t kMaxChunks = 64;
+constexpr uint32_t kPrefetch = 16;    // basic blocks of WQEs asked for ahead of the one read
 constexpr uint32_t kMaxLogCq = 22;    // 2^22 CQEs: verbs' max_cqe + 1
 constexpr uint32_t kMaxLogQueue = 15; // 16-bit counters: the difference stays unambiguous
 constexpr uint32_t kMaxLogStride = 5; // 512-byte receive WQEs: 32 data segments (within kMaxRecvStride)
 constexpr uint64_t kMaxMessage = 1ull << 31;
 constexpr uint64_t kAppSignaled = 1ull << 24;
 constexpr uint64_t kFence = 1ull << 25;
-constexpr auto kSpin = std::chrono::microseconds(50);
+// Polling: at once for kSpin after work (kSpinContended while the cores are oversubscribed: for
+// kContended after a pass without work that took over kPreempted, i.e. this thread lost its core),
+// then sleeping kMinSleep until kWarm after work, then sleeping twice as long each time up to
+// kMaxSleep.
+constexpr auto kSpin = std::chrono::microseconds(100);
+constexpr auto kSpinContended = std::chrono::microseconds(0);
+constexpr auto kPreempted = std::chrono::microseconds(20);
+constexpr auto kContended = std::chrono::microseconds(10000);
+constexpr auto kWarm = std::chrono::microseconds(2000);
+constexpr auto kMinSleep = std::chrono::microseconds(1);
 constexpr auto kMaxSleep = std::chrono::microseconds(1000);
 
 uint32_t load_be32(const volatile uint32_t *word) noexcept
@@ -368,6 +386,11 @@ bool serve_sq(Qp &qp) noexcept
 	}
 	const uint32_t room = qp.max_send_wr - static_cast<uint32_t>(qp.wr_posted - qp.wr_done);
 	const uint16_t start = qp.sq_pos;
+	// The application wrote these WQEs on another core: ask for their cache lines (one per basic
+	// block) kPrefetch ahead of the one parsed rather than missing on each in turn.
+	for (uint32_t i = 0, ahead = std::min<uint32_t>(available, kPrefetch); i < ahead; ++i)
+		__builtin_prefetch(ring.ring +
+				   size_t{static_cast<uint16_t>(start + i) & (qp.sq_bbs - 1)} * kBasicBlock);
 	uint32_t n = 0;
 	size_t sge_used = 0;
 	size_t arena_used = 0;
@@ -385,8 +408,12 @@ bool serve_sq(Qp &qp) noexcept
 			available -= bbs;
 			continue;
 		}
-		if (n == room || n == qp.wrs.size())
+		if (n == room || n == qp.wrs.size() || n == kChunk)
 			break;
+		if (available > kPrefetch)
+			__builtin_prefetch(ring.ring +
+					   size_t{static_cast<uint16_t>(qp.sq_pos + kPrefetch) & (qp.sq_bbs - 1)} *
+					       kBasicBlock);
 		const uint8_t syndrome = parse_send_wqe(ring, qp.sq_pos, available, qp.config.qpn, qp.max_send_sge,
 							qp.max_inline, kMaxMessage, &wqe);
 		if (syndrome != 0 || (wqe.opcode == MLX5_OPCODE_NOP && wqe.signaled)) {
@@ -407,10 +434,15 @@ bool serve_sq(Qp &qp) noexcept
 			continue;
 		}
 		ibv_send_wr &wr = qp.wrs[n];
-		wr = {};
+		// Every member verbs reads for these opcodes, set one by one: `wr = {}` (a 128-byte
+		// rep stos) cost more than the rest of the request's set-up.
 		wr.wr_id = send_wr_id(wqe.index, wqe.opcode, wqe.signaled, wqe.length);
+		wr.next = nullptr;
 		wr.opcode = verbs_opcode(wqe.opcode);
+		wr.send_flags = 0;
 		wr.imm_data = wqe.imm;
+		wr.wr.atomic = {}; // the largest of the rdma, atomic and ud members
+		wr.qp_type.xrc.remote_srqn = 0;
 		if (wqe.signaled)
 			wr.send_flags |= IBV_SEND_SIGNALED;
 		if (wqe.solicited)
@@ -459,6 +491,8 @@ bool serve_sq(Qp &qp) noexcept
 		++n;
 		qp.sq_pos = static_cast<uint16_t>(qp.sq_pos + wqe.bbs);
 		available -= wqe.bbs;
+		if (wqe.signaled && n >= kMinChunk)
+			break; // the CQE the application waits for goes out before the next WQEs are read
 	}
 	(void)post_chain(qp, n);
 	return qp.sq_pos != start;
@@ -708,11 +742,19 @@ void State::run() noexcept
 	std::unique_lock guard(mutex);
 	auto last_work = std::chrono::steady_clock::now();
 	auto sleep = std::chrono::microseconds(0);
+	auto contended_until = last_work;
 	while (!stop) {
+		const auto pass_start = std::chrono::steady_clock::now();
 		bool work = false;
 		for (Qp *qp : qps) {
-			work |= serve_sq(*qp);
 			work |= serve_rq(*qp);
+			// A chunk of send requests at a time, each followed at once by the send CQ: polling the
+			// backing CQ runs the requests (verbs runs them at the poll) and writes their CQEs
+			// while the application may already be writing the next WQEs.
+			for (uint32_t chunk = 0; chunk < kMaxChunks && serve_sq(*qp); ++chunk) {
+				work = true;
+				(void)serve_cq(*qp->config.send_cq);
+			}
 		}
 		for (Cq *cq : cqs)
 			work |= serve_cq(*cq);
@@ -721,7 +763,12 @@ void State::run() noexcept
 			last_work = now;
 			sleep = std::chrono::microseconds(0);
 		}
-		if (now - last_work < kSpin) {
+		const auto quiet = now - last_work;
+		// A pass without work takes well under a microsecond: one that took longer was preempted.
+		// Spinning would then keep the application (which may share this core) from running.
+		if (!work && now - pass_start > kPreempted)
+			contended_until = now + kContended;
+		if (quiet < (now < contended_until ? kSpinContended : kSpin)) {
 			// Busy a moment ago: poll again at once, letting a waiting caller in first.
 			if (waiters.load(std::memory_order_relaxed) > 0) {
 				guard.unlock();
@@ -730,8 +777,13 @@ void State::run() noexcept
 			}
 			continue;
 		}
-		sleep = std::min<std::chrono::microseconds>(kMaxSleep, sleep.count() == 0 ? std::chrono::microseconds(1)
-											  : sleep * 2);
+		// Warm (work within kWarm): the shortest sleep, which leaves the core to the application
+		// (on a busy machine it may share this one) and sees its next doorbell within tens of µs
+		// (the timer slack); then doubling up to kMaxSleep, so an idle engine takes no core.
+		if (quiet < kWarm)
+			sleep = kMinSleep;
+		else
+			sleep = std::min(kMaxSleep, sleep.count() == 0 ? kMinSleep : sleep * 2);
 		wake.wait_for(guard, sleep);
 	}
 }
