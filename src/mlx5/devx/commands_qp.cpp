@@ -143,6 +143,7 @@ int CommandProcessor::create_qp(Command &command)
 	ibv_cq *recv_cq = resolve_cq(qp.cqn_rcv, &qp.recv_cq);
 	if (send_cq == nullptr || recv_cq == nullptr)
 		return fail(command.out, command.outlen, prm::kStatusBadRes, kSyndromeNoSuchCq);
+	qp.user_index = prm::get(qpc, prm::qpc::user_index);
 	qp.rq_type = prm::get(qpc, prm::qpc::rq_type);
 	if (qp.rq_type != prm::qpc::kRqRegular && qp.rq_type != prm::qpc::kRqZeroSize)
 		return fail(command.out, command.outlen, prm::kStatusBadParam, kSyndromeRqType);
@@ -199,6 +200,7 @@ int CommandProcessor::create_qp(Command &command)
 	// A verbs CQ is completed into through its mlx5 view (the buffer mlx5dv_init_obj gives).
 	config.send_cq = qp.send_cq != nullptr ? qp.send_cq->engine : mlx5_cq_of(send_cq);
 	config.recv_cq = qp.recv_cq != nullptr ? qp.recv_cq->engine : mlx5_cq_of(recv_cq);
+	config.user_index = qp.user_index;
 	qp.engine = wq::Engine::instance().add_qp(config);
 	if (qp.engine == nullptr) {
 		(void)ibv_destroy_qp(backing);
@@ -398,6 +400,7 @@ int CommandProcessor::query_qp(Command &command)
 		prm::set(qpc, cqn_rcv, devx_qp->cqn_rcv);
 		prm::set64(qpc, dbr_addr, devx_qp->dbr_offset);
 		prm::set(qpc, rq_type, devx_qp->rq_type);
+		prm::set(qpc, user_index, devx_qp->user_index);
 		prm::set(qpc, dbr_umem_valid, 1);
 		prm::set(qpc, dbr_umem_id, devx_qp->dbr_umem->dv.umem_id);
 	} else {

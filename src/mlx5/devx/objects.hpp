@@ -133,6 +133,7 @@ struct Qp {
 	uint32_t no_sq = 0;
 	uint32_t rq_type = 0;
 	uint32_t uar_page = 0;
+	uint32_t user_index = 0; // qpc.user_index: its CQEs carry it (CQE version 1)
 };
 
 } // namespace softdpu::mlx5::devx

@@ -32,6 +32,8 @@ void put16(uint8_t *at, uint16_t host) noexcept
 void write_cqe(void *slot, const Completion &completion, uint32_t index, uint32_t log_size) noexcept
 {
 	uint8_t bytes[64] = {};
+	// CQE version 1: the QP's user index where version 0 had the SRQ number (both CQE formats).
+	put32(bytes + offsetof(mlx5_cqe64, srqn_uidx), completion.user_index & 0xffffff);
 	const bool error = completion.opcode == MLX5_CQE_REQ_ERR || completion.opcode == MLX5_CQE_RESP_ERR;
 	if (error) {
 		bytes[offsetof(mlx5_err_cqe, vendor_err_synd)] = completion.vendor_syndrome;

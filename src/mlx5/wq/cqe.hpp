@@ -15,7 +15,8 @@ struct Completion {
 	uint32_t qpn = 0;
 	uint16_t wqe_counter = 0;
 	uint32_t byte_cnt = 0;
-	uint32_t imm = 0; // RESP_WR_IMM, RESP_SEND_IMM: as the sender wrote it (network order)
+	uint32_t imm = 0;        // RESP_WR_IMM, RESP_SEND_IMM: as the sender wrote it (network order)
+	uint32_t user_index = 0; // the QP's qpc.user_index (CQE version 1: srqn_uidx), 24 bits
 };
 
 // Writes `completion` as CQE number `index` (a running counter) of a CQ of 2^log_size entries

@@ -573,6 +573,7 @@ bool emit_due(Cq &cq, Qp &qp) noexcept
 			return true;
 		Completion completion;
 		completion.qpn = qp.config.qpn;
+		completion.user_index = qp.config.user_index;
 		completion.wqe_counter = entry.index;
 		completion.wqe_opcode = entry.opcode;
 		if (entry.syndrome == 0) {
@@ -595,11 +596,50 @@ bool emit_due(Cq &cq, Qp &qp) noexcept
 }
 
 // One completion of the backing CQ. False when the CQ is full (the completion is held).
+// The responder CQE of a receive work completion: opcode (with its immediate), byte count, WQE
+// counter (the engine's receive wr_id), error syndrome.
+void receive_completion(const ibv_wc &wc, Completion *completion) noexcept
+{
+	completion->wqe_counter = static_cast<uint16_t>(wc.wr_id);
+	completion->byte_cnt = wc.byte_len;
+	if (wc.status != IBV_WC_SUCCESS) {
+		completion->opcode = MLX5_CQE_RESP_ERR;
+		completion->syndrome = syndrome_of(wc.status);
+		completion->vendor_syndrome = static_cast<uint8_t>(wc.vendor_err);
+	} else if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
+		completion->opcode = MLX5_CQE_RESP_WR_IMM;
+		completion->imm = wc.imm_data;
+	} else if ((wc.wc_flags & IBV_WC_WITH_IMM) != 0) {
+		completion->opcode = MLX5_CQE_RESP_SEND_IMM;
+		completion->imm = wc.imm_data;
+	} else {
+		completion->opcode = MLX5_CQE_RESP_SEND;
+	}
+}
+
+// The MLX5_OPCODE_* of a requester work completion's verbs opcode.
+uint8_t wqe_opcode_of(ibv_wc_opcode opcode) noexcept
+{
+	switch (opcode) {
+	case IBV_WC_RDMA_WRITE:
+		return MLX5_OPCODE_RDMA_WRITE;
+	case IBV_WC_RDMA_READ:
+		return MLX5_OPCODE_RDMA_READ;
+	case IBV_WC_COMP_SWAP:
+		return MLX5_OPCODE_ATOMIC_CS;
+	case IBV_WC_FETCH_ADD:
+		return MLX5_OPCODE_ATOMIC_FA;
+	default:
+		return MLX5_OPCODE_SEND;
+	}
+}
+
 bool take_completion(Cq &cq, Qp &qp, const ibv_wc &wc) noexcept
 {
 	const bool send = (wc.opcode & IBV_WC_RECV) == 0;
 	Completion completion;
 	completion.qpn = qp.config.qpn;
+	completion.user_index = qp.config.user_index;
 	if (send) {
 		if (qp.config.send_cq == &cq && !emit_due(cq, qp))
 			return false;
@@ -630,26 +670,35 @@ bool take_completion(Cq &cq, Qp &qp, const ibv_wc &wc) noexcept
 		}
 		return true;
 	}
-	completion.wqe_counter = static_cast<uint16_t>(wc.wr_id);
-	completion.byte_cnt = wc.byte_len;
-	if (wc.status != IBV_WC_SUCCESS) {
-		completion.opcode = MLX5_CQE_RESP_ERR;
-		completion.syndrome = syndrome_of(wc.status);
-		completion.vendor_syndrome = static_cast<uint8_t>(wc.vendor_err);
-		if (wc.status != IBV_WC_WR_FLUSH_ERR)
-			qp.error = true;
-	} else if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-		completion.opcode = MLX5_CQE_RESP_WR_IMM;
-		completion.imm = wc.imm_data;
-	} else if ((wc.wc_flags & IBV_WC_WITH_IMM) != 0) {
-		completion.opcode = MLX5_CQE_RESP_SEND_IMM;
-		completion.imm = wc.imm_data;
-	} else {
-		completion.opcode = MLX5_CQE_RESP_SEND;
-	}
+	receive_completion(wc, &completion);
+	if (wc.status != IBV_WC_SUCCESS && wc.status != IBV_WC_WR_FLUSH_ERR)
+		qp.error = true;
 	// A receive completion fires a solicited arm as well (verbs' completions do not say whether
 	// the sender asked for an event).
 	return cq.emit(completion, true);
+}
+
+// A completion of a verbs QP the engine does not serve, on a CQ that has its mlx5 view (a DevX QP
+// completes into a verbs CQ that verbs QPs use too): a CQE as the device writes for any QP of the
+// CQ. The verbs QP has no mlx5 send queue: wqe_counter is 0.
+bool take_foreign_completion(Cq &cq, const ibv_wc &wc) noexcept
+{
+	Completion completion;
+	completion.qpn = wc.qp_num;
+	if ((wc.opcode & IBV_WC_RECV) != 0) {
+		receive_completion(wc, &completion);
+		return cq.emit(completion, true);
+	}
+	completion.byte_cnt = wc.byte_len;
+	completion.wqe_opcode = wqe_opcode_of(wc.opcode);
+	if (wc.status == IBV_WC_SUCCESS) {
+		completion.opcode = MLX5_CQE_REQ;
+	} else {
+		completion.opcode = MLX5_CQE_REQ_ERR;
+		completion.syndrome = syndrome_of(wc.status);
+		completion.vendor_syndrome = static_cast<uint8_t>(wc.vendor_err);
+	}
+	return cq.emit(completion, wc.status != IBV_WC_SUCCESS);
 }
 
 void check_arm(Cq &cq) noexcept
@@ -700,6 +749,7 @@ bool serve_cq(Cq &cq) noexcept
 			completion.opcode = MLX5_CQE_RESP_ERR;
 			completion.syndrome = qp->rq_error_syndrome;
 			completion.qpn = qp->config.qpn;
+			completion.user_index = qp->config.user_index;
 			completion.wqe_counter = qp->rq_error_index;
 			if (cq.emit(completion, true))
 				qp->rq_error_pending = false;
@@ -718,7 +768,7 @@ bool serve_cq(Cq &cq) noexcept
 		while (cq.held_next < cq.held_count) {
 			const ibv_wc &wc = cq.held[cq.held_next];
 			Qp *qp = find_qp(cq, wc.qp_num);
-			if (qp != nullptr && !take_completion(cq, *qp, wc)) {
+			if (qp != nullptr ? !take_completion(cq, *qp, wc) : !take_foreign_completion(cq, wc)) {
 				blocked = true;
 				break;
 			}

@@ -66,6 +66,9 @@ struct QpConfig {
 	volatile uint32_t *doorbell = nullptr;
 	Cq *send_cq = nullptr;
 	Cq *recv_cq = nullptr;
+	// The QP's user index (qpc.user_index, 24 bits): CQEs carry it in srqn_uidx, as the device's
+	// CQE version 1 does.
+	uint32_t user_index = 0;
 };
 
 class Engine {

@@ -24,6 +24,7 @@ constexpr uint64_t kWqOffset = 4096;  // the RQ (256 bytes) then the SQ (1024 by
 constexpr uint64_t kDoorbells = 8192; // CQ doorbell record; the QP's at + 64
 constexpr size_t kData = 8192;        // the data umem: local buffer under the DevX mkey
 constexpr uint8_t kVariant = 0x5a;
+constexpr uint32_t kUserIndex = 0x12345; // qpc.user_index: every CQE of the QP carries it
 
 class DevxWqTest : public DevxTest {
 protected:
@@ -68,6 +69,7 @@ protected:
 		Mailbox qp_box = qp_in(pdn_, cq_.dv.cqn, kLogSq, kLogRq, queue_umem_->umem_id, queue_umem_->umem_id,
 				       kDoorbells + 64, uar_->page_id);
 		prm_set_bits(qp_box.data(), 0x800, 64, kWqOffset);
+		prm_set_bits(qp_box.data(), kQpcIn + 0x88, 24, kUserIndex);
 		qp_obj_ = create(qp_box, &out);
 		ASSERT_NE(qp_obj_, nullptr) << errno << " status " << int(status_of(out));
 		keep(qp_obj_);
@@ -192,6 +194,7 @@ protected:
 		EXPECT_EQ(be16toh(cqe.wqe_counter), index);
 		EXPECT_EQ(be32toh(cqe.sop_drop_qpn) & 0xffffff, qpn_);
 		EXPECT_EQ(be32toh(cqe.sop_drop_qpn) >> 24, opcode);
+		EXPECT_EQ(be32toh(cqe.srqn_uidx) & 0xffffff, kUserIndex) << "CQE version 1: the QP's user index";
 	}
 
 	std::unique_ptr<Pages> queues_;
@@ -275,6 +278,7 @@ TEST_F(DevxWqTest, WriteReadAndSendWithTheDevxMkeyAsLkey)
 	EXPECT_EQ(cqe_opcode(cqe), MLX5_CQE_RESP_SEND) << "syndrome " << int(cqe_syndrome(cqe));
 	EXPECT_EQ(be32toh(cqe.byte_cnt), 8u);
 	EXPECT_EQ(be16toh(cqe.wqe_counter), 0u);
+	EXPECT_EQ(be32toh(cqe.srqn_uidx) & 0xffffff, kUserIndex);
 	EXPECT_EQ(std::memcmp(data_->data + 3072, "and back", 8), 0);
 	EXPECT_EQ(qp_state(), 3u);
 }
@@ -629,6 +633,77 @@ TEST_F(DevxWqTest, AVerbsQpMovedByDevxCommandsRunsWqes)
 	EXPECT_EQ(ibv_destroy_qp(target), 0);
 	EXPECT_EQ(ibv_dereg_mr(local_mr), 0);
 	EXPECT_EQ(ibv_destroy_cq(cq), 0);
+}
+
+// A DevX QP naming a verbs CQ completes into the CQ's mlx5 view, as every ConnectX CQ has one;
+// from then on the completions of the plain verbs QPs on that CQ are CQEs there too (none lost),
+// with their qpn and the WQE opcode, and ibv_poll_cq returns none.
+TEST_F(DevxWqTest, AVerbsCqNamedByADevxQpTakesEveryQpsCompletionsAsCqes)
+{
+	ibv_cq *shared = ibv_create_cq(context_, 15, nullptr, nullptr, 0);
+	ASSERT_NE(shared, nullptr);
+	// A plain verbs QP on the shared CQ, connected to a second verbs QP.
+	ibv_qp_init_attr attr{};
+	attr.qp_type = IBV_QPT_RC;
+	attr.send_cq = shared;
+	attr.recv_cq = shared;
+	attr.cap.max_send_wr = 4;
+	attr.cap.max_recv_wr = 4;
+	attr.cap.max_send_sge = 1;
+	attr.cap.max_recv_sge = 1;
+	ibv_qp *plain = ibv_create_qp(peer_pd_, &attr);
+	ASSERT_NE(plain, nullptr);
+	attr.send_cq = peer_cq_;
+	attr.recv_cq = peer_cq_;
+	ibv_qp *target = ibv_create_qp(peer_pd_, &attr);
+	ASSERT_NE(target, nullptr);
+	connect_rc(context_, plain, target->qp_num);
+	connect_rc(context_, target, plain->qp_num);
+
+	// A DevX QP (never connected) whose CQs are the verbs CQ.
+	Mailbox out(16);
+	Mailbox box = qp_in(pdn_, shared->handle, kLogSq, kLogRq, queue_umem_->umem_id, queue_umem_->umem_id,
+			    kDoorbells + 128, uar_->page_id);
+	prm_set_bits(box.data(), 0x800, 64, kWqOffset + 4096);
+	mlx5dv_devx_obj *devx_qp = create(box, &out);
+	ASSERT_NE(devx_qp, nullptr) << errno << " status " << int(status_of(out));
+
+	DvCq view;
+	view.cq = shared;
+	mlx5dv_obj obj{};
+	obj.cq.in = shared;
+	obj.cq.out = &view.dv;
+	ASSERT_EQ(mlx5dv_init_obj(&obj, MLX5DV_OBJ_CQ), 0);
+	EXPECT_EQ(view.dv.cqn, shared->handle);
+
+	std::vector<uint8_t> local(64, 0x6b);
+	ibv_mr *local_mr = ibv_reg_mr(peer_pd_, local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
+	ASSERT_NE(local_mr, nullptr);
+	ibv_sge sge{reinterpret_cast<uintptr_t>(local.data()), 64, local_mr->lkey};
+	ibv_send_wr wr{};
+	wr.wr_id = 41;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(remote_.data() + 512);
+	wr.wr.rdma.rkey = remote_mr_->rkey;
+	ibv_send_wr *bad = nullptr;
+	ASSERT_EQ(ibv_post_send(plain, &wr, &bad), 0);
+	mlx5_cqe64 cqe{};
+	ASSERT_TRUE(view.poll(&cqe)) << "the plain QP's completion is a CQE of the shared CQ";
+	EXPECT_EQ(cqe_opcode(cqe), MLX5_CQE_REQ) << "syndrome " << int(cqe_syndrome(cqe));
+	EXPECT_EQ(be32toh(cqe.sop_drop_qpn) & 0xffffff, plain->qp_num);
+	EXPECT_EQ(be32toh(cqe.sop_drop_qpn) >> 24, MLX5_OPCODE_RDMA_WRITE);
+	EXPECT_EQ(remote_[512], 0x6b);
+	ibv_wc wc{};
+	EXPECT_EQ(ibv_poll_cq(shared, 1, &wc), 0) << "the CQ's completions are CQEs now";
+
+	EXPECT_EQ(mlx5dv_devx_obj_destroy(devx_qp), 0);
+	EXPECT_EQ(ibv_destroy_qp(plain), 0);
+	EXPECT_EQ(ibv_destroy_qp(target), 0);
+	EXPECT_EQ(ibv_dereg_mr(local_mr), 0);
+	EXPECT_EQ(ibv_destroy_cq(shared), 0);
 }
 
 } // namespace
