@@ -16,6 +16,10 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* What a queue pair tells its peer to connect to it (sent over a socket, host byte order). */
 struct devx_conn_info {
 	uint32_t qpn;
@@ -112,5 +116,9 @@ int devx_wait_cqe(struct devx_rc *rc, struct devx_cqe *cqe, int timeout_ms);
 
 /* A readable name for a CQE opcode. */
 const char *devx_cqe_opcode_str(uint8_t opcode);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
