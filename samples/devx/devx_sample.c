@@ -22,7 +22,8 @@
  *
  * With --peer-death the peer is killed (SIGKILL) after the first WRITE: the DevX queue pair's next
  * WQE must end in an error CQE (transport retries exceeded) within its retry budget, the one
- * after it in a flush error, and the queue pair must be in the error state; nothing hangs.
+ * after it and the posted receive entries in flush errors, and the queue pair must be in the
+ * error state; nothing hangs.
  *
  * Usage: devx_sample [--devx [SIDE:]DEVICE:GID_INDEX] [--verbs [SIDE:]DEVICE:GID_INDEX] [--peer-death]
  *   default: both on mlx5_0, GID index 0. SIDE (host or dpu) picks softdpu's side for that process.
@@ -47,6 +48,7 @@
 #define DATA_BYTES (256 * 1024)
 #define DEVX_RECV_OFF (128 * 1024) /* where the DevX side's receive entries point */
 #define CQE_TIMEOUT_MS 10000
+#define DEVX_RECVS 4 /* receive entries posted before connecting */
 
 static int failures;
 
@@ -203,7 +205,16 @@ static void exchange_data(struct devx_rc *rc, int sock, const struct devx_conn_i
 	printf("the peer's RDMA WRITE with the DevX mkey 0x%x as rkey: data checked\n", rc->mkey);
 }
 
-/* The peer is killed: the next WQE ends in an error CQE, the one after it in a flush error. */
+/* A flush CQE: what a queue pair in error completes its outstanding work with. */
+static int is_flush(const struct devx_cqe *cqe)
+{
+	return (cqe->opcode == MLX5_CQE_REQ_ERR || cqe->opcode == MLX5_CQE_RESP_ERR) &&
+	       cqe->syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR;
+}
+
+/* The peer is killed: the next WQE ends in an error CQE (retries exceeded); the queue pair is then
+ * in error and flushes what it holds: the receive entries still posted (RESP_ERR) and every WQE
+ * posted later (REQ_ERR), one CQE each with syndrome WR_FLUSH_ERR, as the device does. */
 static void peer_death(struct devx_rc *rc, pid_t peer_pid, const struct devx_conn_info *peer)
 {
 	kill(peer_pid, SIGKILL);
@@ -216,9 +227,15 @@ static void peer_death(struct devx_rc *rc, pid_t peer_pid, const struct devx_con
 	devx_build_wqe(rc, MLX5_OPCODE_RDMA_WRITE, 1, 0, 64, peer->addr, peer->rkey);
 	devx_ring_sq(rc);
 	struct devx_cqe cqe;
-	if (devx_wait_cqe(rc, &cqe, 30000) != 0) {
-		CHECK(0, "no CQE within 30 s for a WRITE to a dead peer");
-		return;
+	int receives = 0; /* flushed receive entries */
+	for (;;) {
+		if (devx_wait_cqe(rc, &cqe, 30000) != 0) {
+			CHECK(0, "no CQE within 30 s for a WRITE to a dead peer");
+			return;
+		}
+		if (cqe.opcode != MLX5_CQE_RESP_ERR || !is_flush(&cqe))
+			break;
+		receives++; /* the receive flushes may come first */
 	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	const long ms = (end.tv_sec - start.tv_sec) * 1000 + (end.tv_nsec - start.tv_nsec) / 1000000;
@@ -229,16 +246,22 @@ static void peer_death(struct devx_rc *rc, pid_t peer_pid, const struct devx_con
 
 	devx_build_wqe(rc, MLX5_OPCODE_RDMA_WRITE, 1, 0, 64, peer->addr, peer->rkey);
 	devx_ring_sq(rc);
-	if (devx_wait_cqe(rc, &cqe, 5000) != 0)
-		CHECK(0, "no CQE for a WQE posted to a queue pair in error");
-	else
-		CHECK(cqe.opcode == MLX5_CQE_REQ_ERR && cqe.syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR,
-		      "a WQE after the error: CQE %s syndrome 0x%x, expected REQ_ERR with WR_FLUSH_ERR (0x5)",
-		      devx_cqe_opcode_str(cqe.opcode), cqe.syndrome);
+	int sends = 0;
+	while ((sends < 1 || receives < DEVX_RECVS) && devx_wait_cqe(rc, &cqe, 5000) == 0) {
+		CHECK(is_flush(&cqe),
+		      "after the error: CQE %s (%u) syndrome 0x%x, expected a flush (WR_FLUSH_ERR, 0x5)",
+		      devx_cqe_opcode_str(cqe.opcode), cqe.opcode, cqe.syndrome);
+		if (cqe.opcode == MLX5_CQE_REQ_ERR)
+			sends++;
+		else
+			receives++;
+	}
+	CHECK(sends == 1 && receives == DEVX_RECVS, "flushes: %d WQE(s) and %d receive(s), expected 1 and %d", sends,
+	      receives, DEVX_RECVS);
 	uint32_t state = 0;
 	if (devx_query_qp_state(rc, &state) == 0)
 		CHECK(state == PRM_QP_STATE_ERR, "QUERY_QP: state %u, expected ERR (6)", state);
-	printf("the next WQE: flushed; the queue pair is in the error state\n");
+	printf("the next WQE and the %d posted receives: flushed; the queue pair is in the error state\n", DEVX_RECVS);
 }
 
 static pid_t start_peer(const struct endpoint *e, int fd)
@@ -323,7 +346,7 @@ int main(int argc, char **argv)
 
 	/* Receive entries first, so the peer's SEND finds one. */
 	if (ok)
-		for (int i = 0; i < 4; i++)
+		for (int i = 0; i < DEVX_RECVS; i++)
 			devx_post_recv(&rc, DEVX_RECV_OFF + (size_t)i * 4096, 4096);
 
 	/* Exchange addresses, then connect. */
