@@ -2,10 +2,10 @@
 //
 //   BM_Write64/devx     64-byte RDMA WRITEs posted as raw WQEs through a DevX queue pair
 //                       (samples/devx/devx_rc.c): 64 per doorbell, only the last signaled, its
-//                       CQE polled from the CQ buffer by the owner bit.
+//                       CQE polled from the CQ buffer by the owner bit; two batches in flight.
 //   BM_Write64/verbs    the same through verbs: a list of 64 work requests per ibv_post_send,
-//                       only the last signaled, ibv_poll_cq.
-//   BM_Write64Ratio     both, alternating batch by batch in the same run: counters devx_per_s,
+//                       only the last signaled, ibv_poll_cq; two batches in flight.
+//   BM_Write64Ratio     both, alternating runs of 16 batches in the same run: counters devx_per_s,
 //                       verbs_per_s and devx_over_verbs.
 //   BM_QueryHcaCap      QUERY_HCA_CAP (general capabilities, 4112-byte outbox) through
 //                       mlx5dv_devx_general_cmd, commands per second.
@@ -27,6 +27,8 @@
 namespace {
 
 constexpr int kBatch = 64;
+constexpr int kInFlight = 2;       // batches in flight
+constexpr int kBatchesPerRun = 16; // batches per benchmark iteration
 constexpr size_t kBufferBytes = 1 << 20;
 constexpr int kCqeTimeoutMs = 10000;
 
@@ -174,8 +176,8 @@ Setup &setup()
 	return s;
 }
 
-// One batch through DevX: 64 WQEs, the last signaled, one doorbell, its CQE.
-bool devx_batch(Setup &s, uint64_t round)
+// Posts one batch through DevX: 64 WQEs, the last signaled, one doorbell.
+void devx_post_batch(Setup &s, uint64_t round)
 {
 	for (int i = 0; i < kBatch; i++) {
 		const size_t offset = static_cast<size_t>((round * kBatch + i) % (kBufferBytes / 64)) * 64;
@@ -183,12 +185,17 @@ bool devx_batch(Setup &s, uint64_t round)
 			       s.target_info.rkey);
 	}
 	devx_ring_sq(&s.rc);
+}
+
+// Waits for the CQE of the oldest batch in flight.
+bool devx_wait_batch(Setup &s)
+{
 	devx_cqe cqe{};
 	return devx_wait_cqe(&s.rc, &cqe, kCqeTimeoutMs) == 0 && cqe.opcode == MLX5_CQE_REQ;
 }
 
-// The same through verbs: one list of 64 work requests, the last signaled.
-bool verbs_batch(Setup &s, uint64_t round)
+// The same through verbs: one list of 64 work requests per ibv_post_send, the last signaled.
+bool verbs_post_batch(Setup &s, uint64_t round)
 {
 	ibv_sge sge[kBatch];
 	ibv_send_wr wr[kBatch];
@@ -206,8 +213,11 @@ bool verbs_batch(Setup &s, uint64_t round)
 		wr[i].next = i == kBatch - 1 ? nullptr : &wr[i + 1];
 	}
 	ibv_send_wr *bad = nullptr;
-	if (ibv_post_send(s.initiator.qp, wr, &bad) != 0)
-		return false;
+	return ibv_post_send(s.initiator.qp, wr, &bad) == 0;
+}
+
+bool verbs_wait_batch(Setup &s)
+{
 	ibv_wc wc{};
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kCqeTimeoutMs);
 	for (;;) {
@@ -217,6 +227,29 @@ bool verbs_batch(Setup &s, uint64_t round)
 		if (n < 0 || std::chrono::steady_clock::now() > deadline)
 			return false;
 	}
+}
+
+// Runs `batches` batches with two in flight (128 WQEs, one signaled in 64, as bench_verbs's
+// write_rate), then drains: every write of the run has completed when it returns.
+bool run_batches(Setup &s, bool devx, int batches, uint64_t &round)
+{
+	int in_flight = 0;
+	for (int b = 0; b < batches; b++) {
+		if (devx)
+			devx_post_batch(s, round);
+		else if (!verbs_post_batch(s, round))
+			return false;
+		round++;
+		if (++in_flight == kInFlight) {
+			if (!(devx ? devx_wait_batch(s) : verbs_wait_batch(s)))
+				return false;
+			in_flight--;
+		}
+	}
+	for (; in_flight > 0; in_flight--)
+		if (!(devx ? devx_wait_batch(s) : verbs_wait_batch(s)))
+			return false;
+	return true;
 }
 
 void BM_Write64(benchmark::State &state, bool devx)
@@ -229,11 +262,10 @@ void BM_Write64(benchmark::State &state, bool devx)
 	state.SetLabel(devx ? "devx raw WQEs" : "verbs ibv_post_send");
 	uint64_t round = 0;
 	for (auto _ : state) {
-		if (!(devx ? devx_batch(s, round) : verbs_batch(s, round))) {
+		if (!run_batches(s, devx, kBatchesPerRun, round)) {
 			state.SkipWithError("a batch failed");
 			return;
 		}
-		round++;
 	}
 	state.SetItemsProcessed(static_cast<int64_t>(round) * kBatch);
 }
@@ -249,12 +281,12 @@ void BM_Write64Ratio(benchmark::State &state)
 	}
 	using clock = std::chrono::steady_clock;
 	clock::duration devx_time{}, verbs_time{};
-	uint64_t round = 0;
+	uint64_t devx_round = 0, verbs_round = 0;
 	for (auto _ : state) {
 		const auto t0 = clock::now();
-		const bool a = devx_batch(s, round);
+		const bool a = run_batches(s, true, kBatchesPerRun, devx_round);
 		const auto t1 = clock::now();
-		const bool b = verbs_batch(s, round);
+		const bool b = run_batches(s, false, kBatchesPerRun, verbs_round);
 		const auto t2 = clock::now();
 		if (!a || !b) {
 			state.SkipWithError("a batch failed");
@@ -262,9 +294,8 @@ void BM_Write64Ratio(benchmark::State &state)
 		}
 		devx_time += t1 - t0;
 		verbs_time += t2 - t1;
-		round++;
 	}
-	const double writes = static_cast<double>(round) * kBatch;
+	const double writes = static_cast<double>(devx_round) * kBatch;
 	const double devx_rate = writes / std::chrono::duration<double>(devx_time).count();
 	const double verbs_rate = writes / std::chrono::duration<double>(verbs_time).count();
 	state.counters["devx_per_s"] = devx_rate;
