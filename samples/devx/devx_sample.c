@@ -45,8 +45,8 @@
 #include "devx_rc.h"
 #include "devx_sample.h"
 
-#define DATA_BYTES (256 * 1024)
-#define DEVX_RECV_OFF (128 * 1024) /* where the DevX side's receive entries point */
+#define DATA_BYTES ((size_t)256 * 1024)
+#define DEVX_RECV_OFF ((size_t)128 * 1024) /* where the DevX side's receive entries point */
 #define CQE_TIMEOUT_MS 10000
 #define DEVX_RECVS 4 /* receive entries posted before connecting */
 
@@ -152,7 +152,7 @@ static void exchange_data(struct devx_rc *rc, int sock, const struct devx_conn_i
 
 	/* 2. 16 WRITEs of 64 bytes, one doorbell, one CQE for the last (the others are unsignaled:
 	 *    their completion is implied by the last one's, as on hardware). */
-	fill_pattern(rc->data + 8192, 16 * 64, 2);
+	fill_pattern(rc->data + 8192, (size_t)16 * 64, 2);
 	uint16_t last = 0;
 	for (int i = 0; i < 16; i++)
 		last = devx_build_wqe(rc, MLX5_OPCODE_RDMA_WRITE, i == 15, 8192 + (size_t)i * 64, 64,
@@ -290,14 +290,15 @@ int main(int argc, char **argv)
 	parse_endpoint("mlx5_0:0", &verbs_end);
 	int kill_peer = 0;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--devx") == 0 && i + 1 < argc && parse_endpoint(argv[i + 1], &devx_end) == 0)
-			i++;
-		else if (strcmp(argv[i], "--verbs") == 0 && i + 1 < argc &&
-			 parse_endpoint(argv[i + 1], &verbs_end) == 0)
-			i++;
-		else if (strcmp(argv[i], "--peer-death") == 0)
+		const int has_value = i + 1 < argc;
+		struct endpoint *target = NULL;
+		if (strcmp(argv[i], "--devx") == 0)
+			target = &devx_end;
+		else if (strcmp(argv[i], "--verbs") == 0)
+			target = &verbs_end;
+		if (strcmp(argv[i], "--peer-death") == 0) {
 			kill_peer = 1;
-		else {
+		} else if (target == NULL || !has_value || parse_endpoint(argv[++i], target) != 0) {
 			fprintf(stderr,
 				"usage: %s [--devx [SIDE:]DEVICE:GID_INDEX] [--verbs [SIDE:]DEVICE:GID_INDEX] "
 				"[--peer-death]\n",

@@ -16,10 +16,10 @@
 #include "devx_rc.h"
 #include "devx_sample.h"
 
-#define BUFFER_BYTES (256 * 1024)
-#define RECV_OFF (128 * 1024) /* 4 receives of 4 KiB */
-#define SEND_OFF (192 * 1024)
-#define WRITE_OFF (224 * 1024)
+#define BUFFER_BYTES ((size_t)256 * 1024)
+#define RECV_OFF ((size_t)128 * 1024) /* 4 receives of 4 KiB */
+#define SEND_OFF ((size_t)192 * 1024)
+#define WRITE_OFF ((size_t)224 * 1024)
 #define RECVS 4
 
 int read_all(int fd, void *buf, size_t length)
@@ -64,7 +64,7 @@ struct peer {
 
 static int post_recv(struct peer *p, unsigned slot)
 {
-	struct ibv_sge sge = {(uintptr_t)(p->buffer + RECV_OFF + slot * 4096), 4096, p->mr->lkey};
+	struct ibv_sge sge = {(uintptr_t)(p->buffer + RECV_OFF + (size_t)slot * 4096), 4096, p->mr->lkey};
 	struct ibv_recv_wr wr = {.wr_id = slot, .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad = NULL;
 	return ibv_post_recv(p->qp, &wr, &bad);
@@ -223,7 +223,7 @@ static int32_t serve(struct peer *p, const struct peer_msg *m, const struct devx
 		}
 		const unsigned slot = (unsigned)wc.wr_id;
 		const int32_t status =
-		    check(p->buffer + RECV_OFF + slot * 4096, m->length, m->seed, "SEND from the DevX side");
+		    check(p->buffer + RECV_OFF + (size_t)slot * 4096, m->length, m->seed, "SEND from the DevX side");
 		return post_recv(p, slot) == 0 ? status : -1;
 	}
 	case PEER_SEND:
