@@ -23,9 +23,11 @@
  * With --peer-death the peer is killed (SIGKILL) after the first WRITE: the DevX queue pair's next
  * WQE must end in an error CQE (transport retries exceeded) within its retry budget, the one
  * after it and the posted receive entries in flush errors, and the queue pair must be in the
- * error state; nothing hangs.
+ * error state; nothing hangs. With --bad-rkey the DevX side WRITEs with a key the peer never
+ * gave: a remote access error CQE, then the same flushes (the peer lives on).
  *
- * Usage: devx_sample [--devx [SIDE:]DEVICE:GID_INDEX] [--verbs [SIDE:]DEVICE:GID_INDEX] [--peer-death]
+ * Usage: devx_sample [--devx [SIDE:]DEVICE:GID_INDEX] [--verbs [SIDE:]DEVICE:GID_INDEX]
+ *                    [--peer-death | --bad-rkey]
  *   default: both on mlx5_0, GID index 0. SIDE (host or dpu) picks softdpu's side for that process.
  * On softdpu, run it with softdpu's libraries first on the loader path (docs/mlx5.md):
  *   LD_LIBRARY_PATH=<prefix>/lib/softdpu-rdma ./devx_sample
@@ -212,6 +214,32 @@ static int is_flush(const struct devx_cqe *cqe)
 	       cqe->syndrome == MLX5_CQE_SYNDROME_WR_FLUSH_ERR;
 }
 
+/* The queue pair is in error: a WQE posted now and the receive entries still posted are flushed
+ * (`receives` of them were already seen), one CQE each with syndrome WR_FLUSH_ERR, and QUERY_QP
+ * says ERR. */
+static void expect_flushes(struct devx_rc *rc, const struct devx_conn_info *peer, int receives)
+{
+	struct devx_cqe cqe;
+	devx_build_wqe(rc, MLX5_OPCODE_RDMA_WRITE, 1, 0, 64, peer->addr, peer->rkey);
+	devx_ring_sq(rc);
+	int sends = 0;
+	while ((sends < 1 || receives < DEVX_RECVS) && devx_wait_cqe(rc, &cqe, 5000) == 0) {
+		CHECK(is_flush(&cqe),
+		      "after the error: CQE %s (%u) syndrome 0x%x, expected a flush (WR_FLUSH_ERR, 0x5)",
+		      devx_cqe_opcode_str(cqe.opcode), cqe.opcode, cqe.syndrome);
+		if (cqe.opcode == MLX5_CQE_REQ_ERR)
+			sends++;
+		else
+			receives++;
+	}
+	CHECK(sends == 1 && receives == DEVX_RECVS, "flushes: %d WQE(s) and %d receive(s), expected 1 and %d", sends,
+	      receives, DEVX_RECVS);
+	uint32_t state = 0;
+	if (devx_query_qp_state(rc, &state) == 0)
+		CHECK(state == PRM_QP_STATE_ERR, "QUERY_QP: state %u, expected ERR (6)", state);
+	printf("the next WQE and the %d posted receives: flushed; the queue pair is in the error state\n", DEVX_RECVS);
+}
+
 /* The peer is killed: the next WQE ends in an error CQE (retries exceeded); the queue pair is then
  * in error and flushes what it holds: the receive entries still posted (RESP_ERR) and every WQE
  * posted later (REQ_ERR), one CQE each with syndrome WR_FLUSH_ERR, as the device does. */
@@ -244,24 +272,33 @@ static void peer_death(struct devx_rc *rc, pid_t peer_pid, const struct devx_con
 	      devx_cqe_opcode_str(cqe.opcode), cqe.opcode, cqe.syndrome);
 	printf("WRITE to the dead peer: error CQE (syndrome 0x%x) after %ld ms\n", cqe.syndrome, ms);
 
-	devx_build_wqe(rc, MLX5_OPCODE_RDMA_WRITE, 1, 0, 64, peer->addr, peer->rkey);
+	expect_flushes(rc, peer, receives);
+}
+
+/* A WRITE with a key the peer never gave: the peer's device refuses it, the WQE ends in an error
+ * CQE (remote access error) and the queue pair goes to the error state, flushing the rest. The
+ * peer lives on. */
+static void bad_rkey(struct devx_rc *rc, const struct devx_conn_info *peer)
+{
+	fill_pattern(rc->data, 64, 8);
+	devx_build_wqe(rc, MLX5_OPCODE_RDMA_WRITE, 1, 0, 64, peer->addr, peer->rkey ^ 0x5a5a00);
 	devx_ring_sq(rc);
-	int sends = 0;
-	while ((sends < 1 || receives < DEVX_RECVS) && devx_wait_cqe(rc, &cqe, 5000) == 0) {
-		CHECK(is_flush(&cqe),
-		      "after the error: CQE %s (%u) syndrome 0x%x, expected a flush (WR_FLUSH_ERR, 0x5)",
-		      devx_cqe_opcode_str(cqe.opcode), cqe.opcode, cqe.syndrome);
-		if (cqe.opcode == MLX5_CQE_REQ_ERR)
-			sends++;
-		else
-			receives++;
+	struct devx_cqe cqe;
+	int receives = 0;
+	for (;;) {
+		if (devx_wait_cqe(rc, &cqe, CQE_TIMEOUT_MS) != 0) {
+			CHECK(0, "no CQE for a WRITE with a bad rkey");
+			return;
+		}
+		if (cqe.opcode != MLX5_CQE_RESP_ERR || !is_flush(&cqe))
+			break;
+		receives++;
 	}
-	CHECK(sends == 1 && receives == DEVX_RECVS, "flushes: %d WQE(s) and %d receive(s), expected 1 and %d", sends,
-	      receives, DEVX_RECVS);
-	uint32_t state = 0;
-	if (devx_query_qp_state(rc, &state) == 0)
-		CHECK(state == PRM_QP_STATE_ERR, "QUERY_QP: state %u, expected ERR (6)", state);
-	printf("the next WQE and the %d posted receives: flushed; the queue pair is in the error state\n", DEVX_RECVS);
+	CHECK(cqe.opcode == MLX5_CQE_REQ_ERR && cqe.syndrome == MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR,
+	      "WRITE with a bad rkey: CQE %s (%u) syndrome 0x%x, expected REQ_ERR with REMOTE_ACCESS_ERR (0x13)",
+	      devx_cqe_opcode_str(cqe.opcode), cqe.opcode, cqe.syndrome);
+	printf("WRITE with a bad rkey: error CQE (syndrome 0x%x)\n", cqe.syndrome);
+	expect_flushes(rc, peer, receives);
 }
 
 static pid_t start_peer(const struct endpoint *e, int fd)
@@ -288,7 +325,7 @@ int main(int argc, char **argv)
 	struct endpoint devx_end, verbs_end;
 	parse_endpoint("mlx5_0:0", &devx_end);
 	parse_endpoint("mlx5_0:0", &verbs_end);
-	int kill_peer = 0;
+	int kill_peer = 0, wrong_key = 0;
 	for (int i = 1; i < argc; i++) {
 		const int has_value = i + 1 < argc;
 		struct endpoint *target = NULL;
@@ -298,10 +335,12 @@ int main(int argc, char **argv)
 			target = &verbs_end;
 		if (strcmp(argv[i], "--peer-death") == 0) {
 			kill_peer = 1;
+		} else if (strcmp(argv[i], "--bad-rkey") == 0) {
+			wrong_key = 1;
 		} else if (target == NULL || !has_value || parse_endpoint(argv[++i], target) != 0) {
 			fprintf(stderr,
 				"usage: %s [--devx [SIDE:]DEVICE:GID_INDEX] [--verbs [SIDE:]DEVICE:GID_INDEX] "
-				"[--peer-death]\n",
+				"[--peer-death | --bad-rkey]\n",
 				argv[0]);
 			return 2;
 		}
@@ -374,11 +413,17 @@ int main(int argc, char **argv)
 		printf("connected: DevX qp 0x%x <-> verbs qp 0x%x, QUERY_QP says RTS\n", rc.qpn, peer.qpn);
 	}
 
-	if (ok && kill_peer) {
+	if (ok && (kill_peer || wrong_key)) {
+		/* One good WRITE first: the failure that follows is the one provoked. */
 		fill_pattern(rc.data, 4096, 1);
 		if (one_wqe(&rc, MLX5_OPCODE_RDMA_WRITE, 0, 4096, peer.addr, peer.rkey, "RDMA WRITE") == 0)
 			CHECK(ask(sv[0], PEER_CHECK, 0, 4096, 1, 0) == 0, "the peer's memory after the RDMA WRITE");
-		peer_death(&rc, peer_pid, &peer);
+		if (kill_peer) {
+			peer_death(&rc, peer_pid, &peer);
+		} else {
+			bad_rkey(&rc, &peer);
+			CHECK(ask(sv[0], PEER_DONE, 0, 0, 0, 0) == 0, "the peer's clean-up");
+		}
 	} else if (ok) {
 		exchange_data(&rc, sv[0], &peer);
 		CHECK(ask(sv[0], PEER_DONE, 0, 0, 0, 0) == 0, "the peer's clean-up");
