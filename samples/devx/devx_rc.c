@@ -554,6 +554,18 @@ int devx_poll_cq(struct devx_rc *rc, struct devx_cqe *out)
 	return 1;
 }
 
+void devx_arm_cq(struct devx_rc *rc)
+{
+	/* The arm word: sequence number, command (any next CQE) and the consumer index it counts
+	 * from, first in the CQ's doorbell record (word 1) ... */
+	const uint32_t word = (rc->arm_sn & 3) << 28 | MLX5_CQ_DB_REQ_NOT | (rc->cq_ci & 0xffffff);
+	rc->cq_dbr[1] = htobe32(word);
+	to_device_barrier();
+	/* ... then with the cqn through the CQ doorbell of the UAR page, one 64-bit write. */
+	const uint64_t doorbell = htobe64((uint64_t)word << 32 | rc->cqn);
+	*(volatile uint64_t *)((uint8_t *)rc->uar->base_addr + MLX5_CQ_DOORBELL) = doorbell;
+}
+
 int devx_wait_cqe(struct devx_rc *rc, struct devx_cqe *cqe, int timeout_ms)
 {
 	struct timespec start, now;

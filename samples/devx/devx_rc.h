@@ -72,9 +72,10 @@ struct devx_rc {
 	size_t wq_bytes, cq_bytes;
 
 	/* Producer and consumer counters */
-	uint32_t sq_pi; /* WQE basic blocks posted */
-	uint32_t rq_pi; /* receive entries posted */
-	uint32_t cq_ci; /* CQEs consumed */
+	uint32_t sq_pi;  /* WQE basic blocks posted */
+	uint32_t rq_pi;  /* receive entries posted */
+	uint32_t cq_ci;  /* CQEs consumed */
+	uint32_t arm_sn; /* CQ arm sequence number: one more after each completion event */
 };
 
 /* A CQE as the sample reports it. */
@@ -111,6 +112,9 @@ void devx_ring_sq(struct devx_rc *rc);
 void devx_post_recv(struct devx_rc *rc, size_t offset, uint32_t length);
 /* Polls the CQ for one CQE: 1 when one was read (and consumed), 0 when none is there. */
 int devx_poll_cq(struct devx_rc *rc, struct devx_cqe *cqe);
+/* Arms the CQ: the device raises one completion event for the next CQE (an event channel
+ * subscribed to the CQ delivers it). Count the event with rc->arm_sn++ before arming again. */
+void devx_arm_cq(struct devx_rc *rc);
 /* Waits up to timeout_ms for one CQE: 0 with *cqe filled, -1 on timeout. */
 int devx_wait_cqe(struct devx_rc *rc, struct devx_cqe *cqe, int timeout_ms);
 

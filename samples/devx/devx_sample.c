@@ -18,6 +18,8 @@
  *   4. the peer SENDs a message into a receive entry the DevX side wrote into its receive queue;
  *   5. the DevX side RDMA READs 4 KiB of the peer's memory;
  *   6. the peer RDMA WRITEs into the DevX side's memory with the key CREATE_MKEY made;
+ *   7. the peer SENDs again, and the DevX side sleeps until a completion event arrives on a DevX
+ *      event channel (the CQ armed through its doorbell record and UAR);
  * and each side checks every byte it got.
  *
  * With --peer-death the peer is killed (SIGKILL) after the first WRITE: the DevX queue pair's next
@@ -34,6 +36,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,7 +146,9 @@ static void print_caps(const struct devx_caps *c)
 	       c->mac[4], c->mac[5]);
 }
 
-/* The data path over a connected queue pair (steps 1-6 above). */
+static void receive_by_event(struct devx_rc *rc, int sock);
+
+/* The data path over a connected queue pair (steps 1-7 above). */
 static void exchange_data(struct devx_rc *rc, int sock, const struct devx_conn_info *peer)
 {
 	/* 1. RDMA WRITE 4 KiB. */
@@ -205,6 +210,52 @@ static void exchange_data(struct devx_rc *rc, int sock, const struct devx_conn_i
 	CHECK(ask(sock, PEER_WRITE_TO_DEVX, 0, 2048, 6, 49152) == 0, "the peer's RDMA WRITE with the DevX mkey");
 	check_bytes(rc->data + 49152, 2048, 6, "what the peer wrote with the DevX mkey");
 	printf("the peer's RDMA WRITE with the DevX mkey 0x%x as rkey: data checked\n", rc->mkey);
+
+	receive_by_event(rc, sock);
+}
+
+/* 7. The peer SENDs again, and the DevX side sleeps until the CQ's completion event instead of
+ *    spinning: an event channel subscribed to the CQ, the CQ armed, poll() on the channel's fd. */
+static void receive_by_event(struct devx_rc *rc, int sock)
+{
+	struct mlx5dv_devx_event_channel *channel = mlx5dv_devx_create_event_channel(rc->context, 0);
+	if (channel == NULL) {
+		CHECK(0, "mlx5dv_devx_create_event_channel: %s", strerror(errno));
+		return;
+	}
+	uint16_t events[] = {0}; /* completion events (the EQE type of a CQ's completions) */
+	const uint64_t cookie = 0x5d0c0ffee;
+	int err = mlx5dv_devx_subscribe_devx_event(channel, rc->cq_obj, sizeof(events), events, cookie);
+	CHECK(err == 0, "mlx5dv_devx_subscribe_devx_event: %s", strerror(err));
+	if (err == 0) {
+		devx_arm_cq(rc);
+		memset(rc->data + DEVX_RECV_OFF + 4096, 0, 4096);
+		CHECK(ask(sock, PEER_SEND, 0, 555, 9, 0) == 0, "the peer's second SEND");
+		struct pollfd pfd = {.fd = channel->fd, .events = POLLIN};
+		const int ready = poll(&pfd, 1, CQE_TIMEOUT_MS);
+		CHECK(ready == 1, "no completion event within %d ms", CQE_TIMEOUT_MS);
+		/* A record: the subscription's cookie, then the 64-byte EQE. */
+		uint64_t event[1 + 64 / sizeof(uint64_t)];
+		struct mlx5dv_devx_async_event_hdr *hdr = (struct mlx5dv_devx_async_event_hdr *)event;
+		if (ready == 1) {
+			const ssize_t n = mlx5dv_devx_get_event(channel, hdr, sizeof(event));
+			CHECK(n >= (ssize_t)sizeof(*hdr) && hdr->cookie == cookie,
+			      "mlx5dv_devx_get_event: %zd bytes, cookie 0x%llx", n, (unsigned long long)hdr->cookie);
+			rc->arm_sn++; /* the arm is spent */
+		}
+		struct devx_cqe cqe;
+		if (devx_wait_cqe(rc, &cqe, CQE_TIMEOUT_MS) != 0) {
+			CHECK(0, "an event, but no CQE");
+		} else {
+			CHECK(
+			    cqe.opcode == MLX5_CQE_RESP_SEND && cqe.byte_count == 555 && cqe.wqe_counter == 1,
+			    "receive after the event: CQE %s with %u bytes, wqe_counter %u; expected RESP_SEND, 555, 1",
+			    devx_cqe_opcode_str(cqe.opcode), cqe.byte_count, cqe.wqe_counter);
+			check_bytes(rc->data + DEVX_RECV_OFF + 4096, 555, 9, "the SEND received after the event");
+		}
+	}
+	mlx5dv_devx_destroy_event_channel(channel);
+	printf("the peer's second SEND: completion event on the DevX event channel, then the CQE, data checked\n");
 }
 
 /* A flush CQE: what a queue pair in error completes its outstanding work with. */
