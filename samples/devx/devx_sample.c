@@ -484,10 +484,11 @@ int main(int argc, char **argv)
 
 	close(sv[0]);
 	devx_close(&rc);
-	if (!kill_peer) {
+	/* Reap the peer (peer_death() has already); after a failure it may still wait for us. */
+	if (!ok)
+		kill(peer_pid, SIGKILL);
+	if (!ok || !kill_peer) {
 		int status = 0;
-		if (!ok)
-			kill(peer_pid, SIGKILL);
 		waitpid(peer_pid, &status, 0);
 		CHECK(!ok || (WIFEXITED(status) && WEXITSTATUS(status) == 0), "the verbs peer exited with status 0x%x",
 		      status);
