@@ -522,7 +522,7 @@ TEST_F(DevxMkeyDataTest, ADestroyedMkeyNoLongerWorks)
 	Pages source(4096);
 	mlx5dv_devx_umem *umem = reg_umem(target.data, target.size);
 	ASSERT_NE(umem, nullptr);
-	ibv_mr *mr = ibv_reg_mr(pd_, source.data, source.size, IBV_ACCESS_LOCAL_WRITE);
+	ibv_mr *mr = ibv_reg_mr(pd_, source.data, source.size, static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
 	ASSERT_NE(mr, nullptr);
 	Mailbox out(16);
 	mlx5dv_devx_obj *mkey = create(mkey_in(pd_->handle, umem->umem_id, 0, 0x40000, 4096, 0x77), &out);

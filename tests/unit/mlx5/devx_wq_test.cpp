@@ -533,7 +533,7 @@ TEST_F(DevxWqTest, AVerbsQpMovedByDevxCommandsRunsWqes)
 	ibv_qp *target = ibv_create_qp(peer_pd_, &init);
 	ASSERT_NE(target, nullptr);
 	std::vector<uint8_t> local(256, 0);
-	ibv_mr *local_mr = ibv_reg_mr(peer_pd_, local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
+	ibv_mr *local_mr = ibv_reg_mr(peer_pd_, local.data(), local.size(), static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
 	ASSERT_NE(local_mr, nullptr);
 	DvQp dv_qp;
 	DvCq dv_cq;
@@ -677,7 +677,7 @@ TEST_F(DevxWqTest, AVerbsCqNamedByADevxQpTakesEveryQpsCompletionsAsCqes)
 	EXPECT_EQ(view.dv.cqn, shared->handle);
 
 	std::vector<uint8_t> local(64, 0x6b);
-	ibv_mr *local_mr = ibv_reg_mr(peer_pd_, local.data(), local.size(), IBV_ACCESS_LOCAL_WRITE);
+	ibv_mr *local_mr = ibv_reg_mr(peer_pd_, local.data(), local.size(), static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
 	ASSERT_NE(local_mr, nullptr);
 	ibv_sge sge{reinterpret_cast<uintptr_t>(local.data()), 64, local_mr->lkey};
 	ibv_send_wr wr{};
