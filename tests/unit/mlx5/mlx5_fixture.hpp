@@ -45,6 +45,43 @@ inline uint32_t log2_floor(uint64_t value)
 	return log;
 }
 
+// A verbs RC QP connected to `peer_qpn` on `context` (GID index 0 of `peer`'s context), in RTS.
+inline void connect_rc(ibv_context *peer, ibv_qp *qp, uint32_t peer_qpn)
+{
+	ibv_gid gid{};
+	ASSERT_EQ(ibv_query_gid(peer, 1, 0, &gid), 0);
+	ibv_qp_attr attr{};
+	attr.qp_state = IBV_QPS_INIT;
+	attr.port_num = 1;
+	attr.qp_access_flags =
+	    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC;
+	ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
+	attr = {};
+	attr.qp_state = IBV_QPS_RTR;
+	attr.path_mtu = IBV_MTU_1024;
+	attr.dest_qp_num = peer_qpn;
+	attr.max_dest_rd_atomic = 4;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.is_global = 1;
+	attr.ah_attr.grh.dgid = gid;
+	attr.ah_attr.grh.hop_limit = 1;
+	attr.ah_attr.port_num = 1;
+	ASSERT_EQ(ibv_modify_qp(qp, &attr,
+				IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
+		  0);
+	attr = {};
+	attr.qp_state = IBV_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 4;
+	ASSERT_EQ(ibv_modify_qp(qp, &attr,
+				IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+				    IBV_QP_MAX_QP_RD_ATOMIC),
+		  0);
+}
+
 class Mlx5Test : public ::testing::Test {
 protected:
 	void SetUp() override
