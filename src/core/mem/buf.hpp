@@ -97,6 +97,8 @@ private:
 		next_ = nullptr;
 		list_ = ListState{};
 		mmap_->buf_taken();
+		if (const softdpu::mem::BufHooks *hooks = mmap_->buf_hooks(); hooks != nullptr) [[unlikely]]
+			hooks->taken(hooks->ctx, head_);
 	}
 	// Last element of the list this buffer heads. last_ is kept only while the buffer has a next
 	// element, so handing out a descriptor does not have to write it.
@@ -154,6 +156,8 @@ inline void doca_buf::release_list() noexcept
 	do {
 		doca_buf *next = buf->next_;
 		buf->mmap_->bufs_released(1);
+		if (const softdpu::mem::BufHooks *hooks = buf->mmap_->buf_hooks(); hooks != nullptr) [[unlikely]]
+			hooks->released(hooks->ctx, buf->head_);
 		buf->owner_->push(buf);
 		buf = next;
 	} while (buf != nullptr);

@@ -475,3 +475,11 @@ doca_error_t doca_mmap::create_from_export(const union doca_data *user_data, con
 	*mmap = created.release();
 	return DOCA_SUCCESS;
 }
+
+doca_error_t priv_doca_mmap_set_buf_hooks(struct doca_mmap *mmap, const softdpu::mem::BufHooks *hooks) noexcept
+{
+	if (mmap->ever_started_ || !mmap->is_configurable_kind())
+		return DOCA_ERROR_BAD_STATE;
+	mmap->buf_hooks_ = hooks;
+	return DOCA_SUCCESS;
+}

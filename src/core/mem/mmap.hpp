@@ -55,6 +55,15 @@ inline constexpr uint32_t kDefaultMmapPermissions = DOCA_ACCESS_FLAG_LOCAL_READ_
 inline constexpr uint32_t kDefaultMaxNumDevices = 16;
 inline constexpr uint32_t kAllAccessFlags = (DOCA_ACCESS_FLAG_PCI_RELAXED_ORDERING << 1) - 1;
 
+// Calls made for every doca_buf over an mmap as it is handed out (taken) and as it returns to its
+// owner (released), with the buffer's head. The DPDK bridge's mmaps have them: a doca_buf over an
+// mbuf holds a reference on that mbuf (doca_dpdk.h). Neither may fail.
+struct BufHooks {
+	void (*taken)(void *ctx, void *head) noexcept;
+	void (*released)(void *ctx, void *head) noexcept;
+	void *ctx;
+};
+
 } // namespace softdpu::mem
 
 namespace softdpu::xproc {
@@ -68,6 +77,12 @@ struct MmapAccess;
 // Owns: its configuration, the device users of the devices added to it, the accessor of an
 // imported mmap's memory (remote_) and the exports of a local one (exports_). Counts, but does not
 // own, the doca_bufs, pools and arrays that point into its memory.
+// Sets an mmap's buffer hooks (softdpu::mem::BufHooks; nullptr for none) before it starts: the entry
+// point by which libdoca_dpdk_bridge reaches libdoca_common (cmake/exports.map). BAD_STATE once the
+// mmap is started or was ever started.
+extern "C" doca_error_t priv_doca_mmap_set_buf_hooks(struct doca_mmap *mmap,
+						     const softdpu::mem::BufHooks *hooks) noexcept;
+
 struct doca_mmap {
 public:
 	// Where the memory lives: in this process, or in another one that exported it.
@@ -90,6 +105,8 @@ public:
 		return std::find(devices_.begin(), devices_.end(), dev) != devices_.end();
 	}
 	Origin origin() const noexcept { return origin_; }
+	// Buffer hooks (see BufHooks); nullptr for almost every mmap.
+	const softdpu::mem::BufHooks *buf_hooks() const noexcept { return buf_hooks_; }
 	// Accessor for an imported mmap's memory; nullptr for a local mmap.
 	softdpu::mem::RemoteMemory *remote() const noexcept { return remote_.get(); }
 
@@ -152,7 +169,9 @@ public:
 	void remove_dependent() noexcept { --num_dependents_; }
 
 private:
+	friend doca_error_t priv_doca_mmap_set_buf_hooks(struct doca_mmap *, const softdpu::mem::BufHooks *) noexcept;
 	void release_bridge_state() noexcept;
+	const softdpu::mem::BufHooks *buf_hooks_ = nullptr;
 	void *bridge_state_ = nullptr;
 	void (*bridge_release_)(void *state) = nullptr;
 	friend struct softdpu::mem::testing::MmapAccess;
