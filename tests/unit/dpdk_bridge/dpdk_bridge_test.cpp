@@ -16,6 +16,7 @@
 
 #include <rte_eal.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
 
 #include <pthread.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -512,6 +514,78 @@ TEST(DpdkBridgeMempool, SeveralDevicesShareTheMbufsAndDmaWorksOnEach)
 	EXPECT_EQ(doca_dev_close(second), DOCA_SUCCESS);
 	EXPECT_EQ(rte_mempool_avail_count(mbufs), mbufs->size);
 	rte_mempool_free(mbufs);
+}
+
+// A pool of mbufs over two separate memory chunks: start registers each as an mmap, and DMA copies
+// between mbufs of different chunks.
+TEST(DpdkBridgeMempool, EveryMemoryChunkOfThePoolIsRegistered)
+{
+	ASSERT_TRUE(eal());
+	constexpr unsigned int kPerChunk = 16;
+	const uint16_t data_room = 2048 + RTE_PKTMBUF_HEADROOM;
+	rte_mempool *mbufs = rte_mempool_create_empty("bridge_two_chunks", 2 * kPerChunk, sizeof(rte_mbuf) + data_room,
+						      0, sizeof(rte_pktmbuf_pool_private), SOCKET_ID_ANY, 0);
+	ASSERT_NE(mbufs, nullptr);
+	ASSERT_EQ(rte_mempool_set_ops_byname(mbufs, rte_mbuf_best_mempool_ops(), nullptr), 0);
+	rte_pktmbuf_pool_private private_area{};
+	private_area.mbuf_data_room_size = data_room;
+	rte_pktmbuf_pool_init(mbufs, &private_area);
+	const size_t chunk_len = (kPerChunk + 1) * (mbufs->header_size + mbufs->elt_size + mbufs->trailer_size);
+	void *chunks[2] = {std::aligned_alloc(4096, (chunk_len + 4095) / 4096 * 4096),
+			   std::aligned_alloc(4096, (chunk_len + 4095) / 4096 * 4096)};
+	ASSERT_NE(chunks[0], nullptr);
+	ASSERT_NE(chunks[1], nullptr);
+	for (void *chunk : chunks)
+		ASSERT_GT(rte_mempool_populate_iova(mbufs, static_cast<char *>(chunk), RTE_BAD_IOVA, chunk_len, nullptr,
+						    nullptr),
+			  0);
+	ASSERT_EQ(mbufs->nb_mem_chunks, 2u);
+	rte_mempool_obj_iter(mbufs, rte_pktmbuf_init, nullptr);
+
+	DmaSetup setup{1 << 12, 16};
+	Results results;
+	setup.make_dma(on_success, on_error, 2);
+	ASSERT_EQ(doca_ctx_set_user_data(setup.ctx(), doca_data{.ptr = &results}), DOCA_SUCCESS);
+	ASSERT_EQ(doca_ctx_start(setup.ctx()), DOCA_SUCCESS);
+	doca_dpdk_mempool *mempool = nullptr;
+	ASSERT_EQ(doca_dpdk_mempool_create(mbufs, &mempool), DOCA_SUCCESS);
+	ASSERT_EQ(doca_dpdk_mempool_dev_add(mempool, setup.dev), DOCA_SUCCESS);
+	ASSERT_EQ(doca_dpdk_mempool_start(mempool), DOCA_SUCCESS);
+
+	// One mbuf from each chunk.
+	std::vector<rte_mbuf *> taken;
+	rte_mbuf *in_chunk[2] = {nullptr, nullptr};
+	while (in_chunk[0] == nullptr || in_chunk[1] == nullptr) {
+		rte_mbuf *mbuf = rte_pktmbuf_alloc(mbufs);
+		ASSERT_NE(mbuf, nullptr);
+		taken.push_back(mbuf);
+		for (int i = 0; i < 2; ++i) {
+			const auto start = reinterpret_cast<uintptr_t>(chunks[i]);
+			const auto at = reinterpret_cast<uintptr_t>(mbuf);
+			if (at >= start && at < start + chunk_len && in_chunk[i] == nullptr)
+				in_chunk[i] = mbuf;
+		}
+	}
+	fill(in_chunk[0], 1000, 21);
+	doca_buf *src = nullptr;
+	doca_buf *dst = nullptr;
+	ASSERT_EQ(doca_dpdk_mempool_mbuf_to_buf(mempool, setup.inventory, in_chunk[0], &src), DOCA_SUCCESS);
+	ASSERT_EQ(doca_dpdk_mempool_mbuf_to_buf(mempool, setup.inventory, in_chunk[1], &dst), DOCA_SUCCESS);
+	doca_dma_task_memcpy *task = nullptr;
+	ASSERT_EQ(doca_dma_task_memcpy_alloc_init(setup.dma, src, dst, doca_data{}, &task), DOCA_SUCCESS);
+	ASSERT_EQ(doca_task_submit(doca_dma_task_memcpy_as_task(task)), DOCA_SUCCESS);
+	ASSERT_TRUE(progress_until(setup.pe, [&] { return results.successes + results.errors == 1; }));
+	EXPECT_EQ(results.successes, 1);
+	EXPECT_EQ(std::memcmp(rte_pktmbuf_mtod(in_chunk[1], void *), rte_pktmbuf_mtod(in_chunk[0], void *), 1000), 0);
+	EXPECT_EQ(doca_buf_dec_refcount(src, nullptr), DOCA_SUCCESS);
+	EXPECT_EQ(doca_buf_dec_refcount(dst, nullptr), DOCA_SUCCESS);
+	for (rte_mbuf *mbuf : taken)
+		rte_pktmbuf_free(mbuf);
+	EXPECT_EQ(doca_dpdk_mempool_destroy(mempool), DOCA_SUCCESS);
+	EXPECT_EQ(rte_mempool_avail_count(mbufs), mbufs->populated_size);
+	rte_mempool_free(mbufs);
+	std::free(chunks[0]);
+	std::free(chunks[1]);
 }
 
 } // namespace
