@@ -74,15 +74,15 @@ namespace softdpu::mem::testing {
 struct MmapAccess;
 } // namespace softdpu::mem::testing
 
-// Owns: its configuration, the device users of the devices added to it, the accessor of an
-// imported mmap's memory (remote_) and the exports of a local one (exports_). Counts, but does not
-// own, the doca_bufs, pools and arrays that point into its memory.
 // Sets an mmap's buffer hooks (softdpu::mem::BufHooks; nullptr for none) before it starts: the entry
 // point by which libdoca_dpdk_bridge reaches libdoca_common (cmake/exports.map). BAD_STATE once the
 // mmap is started or was ever started.
 extern "C" doca_error_t priv_doca_mmap_set_buf_hooks(struct doca_mmap *mmap,
 						     const softdpu::mem::BufHooks *hooks) noexcept;
 
+// Owns: its configuration, the device users of the devices added to it, the accessor of an
+// imported mmap's memory (remote_) and the exports of a local one (exports_). Counts, but does not
+// own, the doca_bufs, pools and arrays that point into its memory.
 struct doca_mmap {
 public:
 	// Where the memory lives: in this process, or in another one that exported it.
