@@ -155,12 +155,9 @@ int list_links(bool json)
 		    "CLIENT (memif slave)", "STATE", "SOCKET");
 	for (const softdpu_link &link : links) {
 		const LinkState state = state_of(link.socket, sockets);
-		const std::string shown =
-		    state.state == "connected"
-			? "connected" + std::string(state.peers > 1 ? "x" + std::to_string(state.peers) : "")
-			: state.state;
 		std::printf("%-10s %-12s %-26s %-30s %-12s %s\n", link.name, kind_name(link.kind),
-			    end_text(link.server).c_str(), end_text(link.client).c_str(), shown.c_str(), link.socket);
+			    end_text(link.server).c_str(), end_text(link.client).c_str(), state.state.c_str(),
+			    link.socket);
 	}
 	return 0;
 }
