@@ -10,8 +10,8 @@
 
 #include <sys/stat.h>
 
-#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -45,9 +45,9 @@ std::map<std::string, SocketUse> unix_socket_table()
 		if (!(fields >> num >> refcount >> protocol >> flags >> type >> state >> inode >> path))
 			continue; // unbound socket: no path
 		SocketUse &use = table[path];
-		if (std::stoul(flags, nullptr, 16) & 0x10000)
+		if (std::strtoul(flags.c_str(), nullptr, 16) & 0x10000)
 			use.listening = true;
-		else if (std::stoul(state, nullptr, 16) == 3)
+		else if (std::strtoul(state.c_str(), nullptr, 16) == 3)
 			++use.peers;
 	}
 	return table;
