@@ -27,6 +27,7 @@
 
 #define BURST 64
 #define DONE_ETHERTYPE 0x88b6 /* distinct from the test frames' 0x88b5 */
+static const uint8_t kDoneMark[4] = {'D', 'O', 'N', 'E'};
 
 /* Frame n's length: 64 to 9000 bytes; every seventh is 9000, the next one 64. */
 static uint32_t frame_length(uint64_t seq)
@@ -147,7 +148,7 @@ int main(int argc, char **argv)
 					uint8_t *frame = bufs[i].data;
 					frame[12] = DONE_ETHERTYPE >> 8;
 					frame[13] = DONE_ETHERTYPE & 0xff;
-					memcpy(frame + 14, "DONE", 4);
+					memcpy(frame + 14, kDoneMark, sizeof(kDoneMark));
 					bufs[i].len = 64;
 					done_sent = 1;
 				}
@@ -179,7 +180,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "%s: frame %" PRIu64 " came in more than one buffer\n", prog, received);
 				failed = 1;
 			} else if (len >= 18 && data[12] == (DONE_ETHERTYPE >> 8) &&
-				   data[13] == (DONE_ETHERTYPE & 0xff) && memcmp(data + 14, "DONE", 4) == 0) {
+				   data[13] == (DONE_ETHERTYPE & 0xff) &&
+				   memcmp(data + 14, kDoneMark, sizeof(kDoneMark)) == 0) {
 				if (received != count) {
 					fprintf(stderr,
 						"%s: the peer's done came after %" PRIu64 " of %" PRIu64 " frames\n",
