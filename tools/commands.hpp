@@ -38,6 +38,7 @@ void print_sdk_messages(const char *indent);
 
 void add_devices_command(CLI::App &app);
 void add_topology_command(CLI::App &app);
+void add_link_command(CLI::App &app);
 void add_memif_command(CLI::App &app);
 void add_apsh_command(CLI::App &app);
 void add_run_command(CLI::App &app);

@@ -103,11 +103,13 @@ static int run(int argc, char **argv)
 	app.set_version_flag("--version",
 			     std::string("softdpu " SOFTDPU_VERSION " (DOCA ") + doca_version_runtime() + ")");
 	app.require_subcommand(1);
-	app.footer("environment: SOFTDPU_SIDE=host|dpu (default dpu), SOFTDPU_TOPOLOGY=FILE.json\n"
+	app.footer("environment: SOFTDPU_SIDE=host|dpu (default dpu), SOFTDPU_TOPOLOGY=FILE.json, SOFTDPU_RUN_DIR=DIR "
+		   "(link sockets)\n"
 		   "Every command has --help.");
 	softdpu::cli::set_sdk_log_level(DOCA_LOG_LEVEL_WARNING);
 	softdpu::cli::add_devices_command(app);
 	softdpu::cli::add_topology_command(app);
+	softdpu::cli::add_link_command(app);
 	softdpu::cli::add_memif_command(app);
 	softdpu::cli::add_run_command(app);
 #ifdef SOFTDPU_HAVE_APSH
