@@ -1,8 +1,9 @@
-// doca_dpdk.h: argument checks over dpdk_bridge/mempool.hpp. The port calls answer
-// DOCA_ERROR_NOT_SUPPORTED until softdpu's functions carry packets (docs/dpdk-bridge.md).
+// doca_dpdk.h: argument checks over dpdk_bridge/port.hpp (ports on the packet links) and
+// dpdk_bridge/mempool.hpp (docs/dpdk-bridge.md).
 #include "common/api_barrier.hpp"
 #include "common/sdk_log.hpp"
 #include "dpdk_bridge/mempool.hpp"
+#include "dpdk_bridge/port.hpp"
 
 #include <doca_dpdk.h>
 
@@ -10,40 +11,27 @@
 
 using softdpu::common::api_barrier;
 
-namespace {
-
-doca_error_t ports_not_yet(const char *call)
-{
-	SDK_LOG_ERR("DPDK bridge: %s: softdpu's devices have no DPDK ports yet: ports arrive with the packet links "
-		    "(docs/dpdk-bridge.md)",
-		    call);
-	return DOCA_ERROR_NOT_SUPPORTED;
-}
-
-} // namespace
-
 extern "C" {
 
 doca_error_t doca_dpdk_port_probe(struct doca_dev *dev, const char *devargs)
 {
 	if (dev == nullptr || devargs == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return ports_not_yet(__func__);
+	return softdpu::dpdk_bridge::probe_port(*dev, devargs);
 }
 
 doca_error_t doca_dpdk_get_first_port_id(const struct doca_dev *dev, uint16_t *port_id)
 {
 	if (dev == nullptr || port_id == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return ports_not_yet(__func__);
+	return softdpu::dpdk_bridge::first_port_of(*dev, *port_id);
 }
 
 doca_error_t doca_dpdk_port_as_dev(uint16_t port_id, struct doca_dev **dev)
 {
-	(void)port_id;
 	if (dev == nullptr)
 		return DOCA_ERROR_INVALID_VALUE;
-	return ports_not_yet(__func__);
+	return softdpu::dpdk_bridge::dev_of_port(port_id, *dev);
 }
 
 doca_error_t doca_dpdk_mempool_create(const struct rte_mempool *mbuf_pool, struct doca_dpdk_mempool **mempool_out)

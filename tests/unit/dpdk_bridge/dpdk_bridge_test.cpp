@@ -11,10 +11,13 @@
 #include <doca_dma.h>
 #include <doca_dpdk.h>
 #include <doca_types.h>
+#include <softdpu/link.h>
 
 #include <gtest/gtest.h>
 
+#include <rte_dev.h>
 #include <rte_eal.h>
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mbuf_pool_ops.h>
 #include <rte_mempool.h>
@@ -42,11 +45,17 @@ struct Eal {
 		cpu_set_t saved;
 		CPU_ZERO(&saved);
 		(void)pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved);
+		// The link sockets of the port tests live in a run directory of this process's own.
+		char run_dir_template[] = "/tmp/softdpu_dpdk_bridge_run_XXXXXX";
+		if (mkdtemp(run_dir_template) != nullptr) {
+			run_dir = run_dir_template;
+			(void)setenv("SOFTDPU_RUN_DIR", run_dir.c_str(), 1);
+		}
 		std::vector<std::string> args = {"unit_dpdk_bridge",
 						 "--no-huge",
 						 "--no-pci",
 						 "-m",
-						 "64",
+						 "128",
 						 "-l",
 						 "0",
 						 "--log-level=error",
@@ -63,13 +72,16 @@ struct Eal {
 	}
 	~Eal()
 	{
+		std::error_code ignored;
+		if (!run_dir.empty())
+			std::filesystem::remove_all(run_dir, ignored);
 		if (!ok)
 			return;
 		(void)rte_eal_cleanup();
-		std::error_code ignored;
 		std::filesystem::remove_all(runtime_dir, ignored);
 	}
 	bool ok = false;
+	std::string run_dir;
 	std::string runtime_dir;
 };
 
@@ -155,22 +167,237 @@ protected:
 	doca_dpdk_mempool *mempool = nullptr;
 };
 
-TEST(DpdkBridgePorts, PortCallsSayPortsAreNotThereYet)
+TEST(DpdkBridgePorts, ArgumentChecksAndUnprobedDevices)
 {
 	ASSERT_TRUE(eal());
 	doca_dev *dev = softdpu_test::open_first_device([](doca_devinfo *) { return true; });
 	ASSERT_NE(dev, nullptr);
-	EXPECT_EQ(doca_dpdk_port_probe(dev, "dv_flow_en=2"), DOCA_ERROR_NOT_SUPPORTED);
 	EXPECT_EQ(doca_dpdk_port_probe(nullptr, "dv_flow_en=2"), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_dpdk_port_probe(dev, nullptr), DOCA_ERROR_INVALID_VALUE);
 	uint16_t port_id = 0;
-	EXPECT_EQ(doca_dpdk_get_first_port_id(dev, &port_id), DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_EQ(doca_dpdk_get_first_port_id(dev, &port_id), DOCA_ERROR_NOT_FOUND);
 	EXPECT_EQ(doca_dpdk_get_first_port_id(nullptr, &port_id), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(doca_dpdk_get_first_port_id(dev, nullptr), DOCA_ERROR_INVALID_VALUE);
 	doca_dev *found = nullptr;
-	EXPECT_EQ(doca_dpdk_port_as_dev(0, &found), DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_EQ(doca_dpdk_port_as_dev(RTE_MAX_ETHPORTS - 1, &found), DOCA_ERROR_NOT_FOUND);
 	EXPECT_EQ(doca_dpdk_port_as_dev(0, nullptr), DOCA_ERROR_INVALID_VALUE);
+	// Devargs that name a PCI address, or are not key=value items, are refused before anything.
+	for (const char *devargs : {"03:00.0", "0000:03:00.0,dv_flow_en=2", "dv_flow_en=2,03:00.1", "dv_flow_en=2,,x=1",
+				    "=2", "dv flow_en=2", "dv_flow_en=2,"}) {
+		EXPECT_EQ(doca_dpdk_port_probe(dev, devargs), DOCA_ERROR_INVALID_VALUE) << devargs;
+	}
+	EXPECT_EQ(doca_dpdk_get_first_port_id(dev, &port_id), DOCA_ERROR_NOT_FOUND);
 	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
+}
+
+// Ports on the packet links: the bridge's port on a device's link end, and a plain net_memif port
+// on the other end of the same link (the end no doca_dev of this process's side stands for).
+class PortLinks : public ::testing::Test {
+protected:
+	static doca_dev *open_by_iface(const char *iface)
+	{
+		return softdpu_test::open_first_device([&](doca_devinfo *info) {
+			char name[DOCA_DEVINFO_IFACE_NAME_SIZE] = {};
+			return doca_devinfo_get_iface_name(info, name, sizeof(name)) == DOCA_SUCCESS &&
+			       std::strcmp(name, iface) == 0;
+		});
+	}
+
+	// The other end of the link that `end` (a function or representor name) ends: a net_memif port
+	// with the other role on the same socket.
+	static bool probe_peer(const char *end, const std::string &vdev, uint16_t &port_id)
+	{
+		softdpu_link link{};
+		uint8_t is_master = 0;
+		if (softdpu_link_find(end, &link, &is_master) != DOCA_SUCCESS)
+			return false;
+		char dir[SOFTDPU_LINK_SOCKET_SIZE];
+		if (softdpu_link_get_socket_dir(dir, sizeof(dir), 1) != DOCA_SUCCESS)
+			return false;
+		// DPDK's net_memif keeps one socket per path string in a process: the same socket file
+		// under another spelling ("links/./x.sock") keeps the two ends apart.
+		std::string socket = link.socket;
+		socket.insert(socket.rfind('/'), "/.");
+		const std::string args = vdev + ",socket=" + socket +
+					 ",socket-abstract=no,role=" + (is_master != 0 ? "client" : "server") +
+					 ",id=0,bsize=16384,rsize=10";
+		return rte_dev_probe(args.c_str()) == 0 && rte_eth_dev_get_port_by_name(vdev.c_str(), &port_id) == 0;
+	}
+
+	void start_port(uint16_t port_id)
+	{
+		rte_eth_conf conf{};
+		ASSERT_EQ(rte_eth_dev_configure(port_id, 1, 1, &conf), 0);
+		ASSERT_EQ(rte_eth_rx_queue_setup(port_id, 0, 1024, SOCKET_ID_ANY, nullptr, pool), 0);
+		ASSERT_EQ(rte_eth_tx_queue_setup(port_id, 0, 1024, SOCKET_ID_ANY, nullptr), 0);
+		ASSERT_EQ(rte_eth_dev_start(port_id), 0);
+		started.push_back(port_id);
+	}
+
+	static bool link_up(uint16_t port_id)
+	{
+		rte_eth_link link{};
+		return rte_eth_link_get_nowait(port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+	}
+
+	static bool wait_up(uint16_t a, uint16_t b)
+	{
+		for (int i = 0; i < 1000; ++i) {
+			if (link_up(a) && link_up(b))
+				return true;
+			usleep(10000);
+		}
+		return false;
+	}
+
+	static uint16_t frame_size(uint32_t seq)
+	{
+		if (seq % 7 == 0)
+			return seq % 14 == 0 ? 9000 : 64;
+		return static_cast<uint16_t>(64 + (seq * 397) % (9000 - 64 + 1));
+	}
+
+	static uint8_t frame_byte(uint32_t seq, uint32_t at) { return static_cast<uint8_t>(seq * 31 + at * 7 + 1); }
+
+	// Sends `count` frames of 64..9000 bytes from `from`, receives them on `to`: every frame
+	// arrives once, in order, with its length and every byte.
+	void exchange(uint16_t from, uint16_t to, uint32_t count)
+	{
+		uint32_t sent = 0, received = 0, bad = 0;
+		for (int idle = 0; received < count && idle < 20000;) {
+			if (sent < count) {
+				rte_mbuf *burst[16];
+				uint16_t n = 0;
+				for (; n < 16 && sent + n < count; ++n) {
+					const uint32_t seq = sent + n;
+					rte_mbuf *m = rte_pktmbuf_alloc(pool);
+					ASSERT_NE(m, nullptr);
+					const uint16_t size = frame_size(seq);
+					auto *data = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(m, size));
+					ASSERT_NE(data, nullptr);
+					for (uint32_t at = 0; at < size; ++at)
+						data[at] = frame_byte(seq, at);
+					std::memcpy(data + 12, &seq, sizeof(seq));
+					burst[n] = m;
+				}
+				const uint16_t taken = rte_eth_tx_burst(from, 0, burst, n);
+				for (uint16_t i = taken; i < n; ++i)
+					rte_pktmbuf_free(burst[i]);
+				sent += taken;
+			}
+			rte_mbuf *got[32];
+			const uint16_t n = rte_eth_rx_burst(to, 0, got, 32);
+			idle = n == 0 ? idle + 1 : 0;
+			if (n == 0)
+				usleep(100);
+			for (uint16_t i = 0; i < n; ++i) {
+				rte_mbuf *m = got[i];
+				const uint32_t seq = received++;
+				uint32_t carried = 0;
+				const bool one_segment = m->nb_segs == 1;
+				bool same = one_segment && m->pkt_len == frame_size(seq);
+				const auto *data = rte_pktmbuf_mtod(m, const uint8_t *);
+				if (same) {
+					std::memcpy(&carried, data + 12, sizeof(carried));
+					same = carried == seq;
+					for (uint32_t at = 0; same && at < m->pkt_len; ++at)
+						same = (at >= 12 && at < 16) || data[at] == frame_byte(seq, at);
+				}
+				bad += same ? 0 : 1;
+				rte_pktmbuf_free(m);
+			}
+		}
+		EXPECT_EQ(sent, count);
+		EXPECT_EQ(received, count);
+		EXPECT_EQ(bad, 0u);
+	}
+
+	void SetUp() override
+	{
+		ASSERT_TRUE(eal());
+		pool = rte_pktmbuf_pool_create("port_links", 2047, 0, 0, 16384 + RTE_PKTMBUF_HEADROOM, SOCKET_ID_ANY);
+		ASSERT_NE(pool, nullptr);
+	}
+
+	void TearDown() override
+	{
+		for (const uint16_t port_id : started) {
+			if (rte_eth_dev_is_valid_port(port_id) == 0)
+				continue;
+			char name[RTE_ETH_NAME_MAX_LEN] = {};
+			(void)rte_eth_dev_get_name_by_port(port_id, name);
+			(void)rte_eth_dev_stop(port_id);
+			(void)rte_eth_dev_close(port_id);
+			(void)rte_eal_hotplug_remove("vdev", name);
+		}
+		for (doca_dev *dev : devs)
+			EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
+		rte_mempool_free(pool);
+	}
+
+	rte_mempool *pool = nullptr;
+	std::vector<uint16_t> started;
+	std::vector<doca_dev *> devs;
+};
+
+// The host's PF0 (link hpf0) and its VF pf0vf1 (link hpf0vf1) as bridge ports (the tests run on
+// the host side: both ends connect), each against a plain net_memif port serving the
+// representor's end of the same link; frames both ways on both links.
+TEST_F(PortLinks, ProbedPortsCarryFramesBothWays)
+{
+	doca_dev *pf = open_by_iface("enp11s0f0np0");
+	ASSERT_NE(pf, nullptr);
+	devs.push_back(pf);
+	doca_dev *vf = open_by_iface("enp11s0f0v1");
+	ASSERT_NE(vf, nullptr);
+	devs.push_back(vf);
+
+	ASSERT_EQ(
+	    doca_dpdk_port_probe(pf, "dv_flow_en=2,dv_xmeta_en=4,fdb_def_rule_en=0,vport_match=1,repr_matching_en=0"),
+	    DOCA_SUCCESS);
+	ASSERT_EQ(doca_dpdk_port_probe(vf, "dv_flow_en=2,dv_xmeta_en=4"), DOCA_SUCCESS);
+	// Probing a device twice: DPDK's refusal, DOCA_ERROR_DRIVER.
+	EXPECT_EQ(doca_dpdk_port_probe(pf, "dv_flow_en=2"), DOCA_ERROR_DRIVER);
+
+	uint16_t pf_port = 0, vf_port = 0;
+	ASSERT_EQ(doca_dpdk_get_first_port_id(pf, &pf_port), DOCA_SUCCESS);
+	ASSERT_EQ(doca_dpdk_get_first_port_id(vf, &vf_port), DOCA_SUCCESS);
+	EXPECT_NE(pf_port, vf_port);
+	doca_dev *found = nullptr;
+	ASSERT_EQ(doca_dpdk_port_as_dev(pf_port, &found), DOCA_SUCCESS);
+	EXPECT_EQ(found, pf);
+	ASSERT_EQ(doca_dpdk_port_as_dev(vf_port, &found), DOCA_SUCCESS);
+	EXPECT_EQ(found, vf);
+
+	uint16_t hpf0_port = 0, hpf0vf1_port = 0;
+	ASSERT_TRUE(probe_peer("pf0", "net_memif_test_hpf0", hpf0_port));
+	ASSERT_TRUE(probe_peer("pf0vf1", "net_memif_test_hpf0vf1", hpf0vf1_port));
+	// Ports the bridge did not probe have no device.
+	EXPECT_EQ(doca_dpdk_port_as_dev(hpf0_port, &found), DOCA_ERROR_NOT_FOUND);
+
+	// DPDK's memif client connects when it starts: the serving (representor) ends start first.
+	start_port(hpf0_port);
+	start_port(hpf0vf1_port);
+	start_port(pf_port);
+	start_port(vf_port);
+	ASSERT_TRUE(wait_up(pf_port, hpf0_port));
+	ASSERT_TRUE(wait_up(vf_port, hpf0vf1_port));
+
+	exchange(pf_port, hpf0_port, 3000);
+	exchange(hpf0_port, pf_port, 3000);
+	exchange(vf_port, hpf0vf1_port, 3000);
+	exchange(hpf0vf1_port, vf_port, 3000);
+
+	// A closed port is no longer the device's.
+	(void)rte_eth_dev_stop(pf_port);
+	ASSERT_EQ(rte_eth_dev_close(pf_port), 0);
+	EXPECT_EQ(doca_dpdk_get_first_port_id(pf, &pf_port), DOCA_ERROR_NOT_FOUND);
+	EXPECT_EQ(doca_dpdk_port_as_dev(pf_port, &found), DOCA_ERROR_NOT_FOUND);
+	EXPECT_EQ(rte_eal_hotplug_remove("vdev", "net_memif_softdpu_hpf0_c"), 0);
+	// Once its port is gone, the device may be probed again.
+	EXPECT_EQ(doca_dpdk_port_probe(pf, "dv_flow_en=2"), DOCA_SUCCESS);
+	ASSERT_EQ(doca_dpdk_get_first_port_id(pf, &pf_port), DOCA_SUCCESS);
+	started.push_back(pf_port);
 }
 
 TEST(DpdkBridgeMempool, CreateRefusesWhatIsNotAPopulatedMbufPool)
