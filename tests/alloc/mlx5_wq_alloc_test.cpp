@@ -3,6 +3,7 @@
 // thread. The engine thread's own count is read where it runs: in the CQ's event callback, at an
 // event before the work and at one after it.
 #include "support/alloc_counter.h"
+#include "unit/mlx5/mlx5_fixture.hpp"
 
 #include "mlx5/wq/engine.hpp"
 
@@ -39,37 +40,6 @@ void on_event(void *arg)
 	events->count.fetch_add(1);
 }
 
-void connect(ibv_context *context, ibv_qp *qp, uint32_t remote)
-{
-	ibv_qp_attr attr{};
-	attr.qp_state = IBV_QPS_INIT;
-	attr.port_num = 1;
-	attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_LOCAL_WRITE;
-	ASSERT_EQ(ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
-	attr = {};
-	attr.qp_state = IBV_QPS_RTR;
-	attr.path_mtu = IBV_MTU_4096;
-	attr.dest_qp_num = remote;
-	attr.max_dest_rd_atomic = 4;
-	attr.ah_attr.is_global = 1;
-	attr.ah_attr.port_num = 1;
-	ASSERT_EQ(ibv_query_gid(context, 1, 0, &attr.ah_attr.grh.dgid), 0);
-	ASSERT_EQ(ibv_modify_qp(qp, &attr,
-				IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER),
-		  0);
-	attr = {};
-	attr.qp_state = IBV_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 4;
-	ASSERT_EQ(ibv_modify_qp(qp, &attr,
-				IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-				    IBV_QP_MAX_QP_RD_ATOMIC),
-		  0);
-}
-
 void *zeroed(size_t bytes)
 {
 	void *memory = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
@@ -99,8 +69,8 @@ TEST(Mlx5WqAlloc, TheEngineDataPathMakesNoAllocation)
 	ibv_mr *mr = ibv_reg_mr(pd, memory.data(), memory.size() * 8,
 				IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	ASSERT_NE(mr, nullptr);
-	connect(context, a, b->qp_num);
-	connect(context, b, a->qp_num);
+	mlx5_test::connect_rc(context, a, b->qp_num);
+	mlx5_test::connect_rc(context, b, a->qp_num);
 
 	auto *cqes = static_cast<mlx5_cqe64 *>(zeroed(64u << kLogCq));
 	for (uint32_t i = 0; i < (1u << kLogCq); ++i)

@@ -142,6 +142,20 @@ protected:
 		return error;
 	}
 
+	// A verbs RC QP in the peer's PD completing into `cq`, `depth` requests each way.
+	ibv_qp *verbs_rc(ibv_cq *cq, uint32_t depth)
+	{
+		ibv_qp_init_attr init{};
+		init.qp_type = IBV_QPT_RC;
+		init.send_cq = cq;
+		init.recv_cq = cq;
+		init.cap.max_send_wr = depth;
+		init.cap.max_recv_wr = depth;
+		init.cap.max_send_sge = 1;
+		init.cap.max_recv_sge = 1;
+		return ibv_create_qp(peer_pd_, &init);
+	}
+
 	uint32_t qp_state()
 	{
 		Mailbox in = inbox(0x50b);
@@ -520,17 +534,9 @@ TEST_F(DevxWqTest, AVerbsQpMovedByDevxCommandsRunsWqes)
 {
 	ibv_cq *cq = ibv_create_cq(context_, 15, nullptr, nullptr, 0);
 	ASSERT_NE(cq, nullptr);
-	ibv_qp_init_attr init{};
-	init.qp_type = IBV_QPT_RC;
-	init.send_cq = cq;
-	init.recv_cq = cq;
-	init.cap.max_send_wr = 8;
-	init.cap.max_recv_wr = 8;
-	init.cap.max_send_sge = 1;
-	init.cap.max_recv_sge = 1;
-	ibv_qp *qp = ibv_create_qp(peer_pd_, &init);
+	ibv_qp *qp = verbs_rc(cq, 8);
 	ASSERT_NE(qp, nullptr);
-	ibv_qp *target = ibv_create_qp(peer_pd_, &init);
+	ibv_qp *target = verbs_rc(cq, 8);
 	ASSERT_NE(target, nullptr);
 	std::vector<uint8_t> local(256, 0);
 	ibv_mr *local_mr = ibv_reg_mr(peer_pd_, local.data(), local.size(), static_cast<int>(IBV_ACCESS_LOCAL_WRITE));
@@ -623,7 +629,7 @@ TEST_F(DevxWqTest, AVerbsQpMovedByDevxCommandsRunsWqes)
 	dv_qp.pi = 0;
 	__atomic_store_n(&dv_qp.dv.dbrec[MLX5_SND_DBR], 0, __ATOMIC_RELEASE);
 	ASSERT_EQ(ibv_destroy_qp(target), 0);
-	target = ibv_create_qp(peer_pd_, &init);
+	target = verbs_rc(cq, 8);
 	ASSERT_NE(target, nullptr);
 	devx_connect(target->qp_num);
 	connect_rc(context_, target, qp->qp_num);
@@ -643,19 +649,9 @@ TEST_F(DevxWqTest, AVerbsCqNamedByADevxQpTakesEveryQpsCompletionsAsCqes)
 	ibv_cq *shared = ibv_create_cq(context_, 15, nullptr, nullptr, 0);
 	ASSERT_NE(shared, nullptr);
 	// A plain verbs QP on the shared CQ, connected to a second verbs QP.
-	ibv_qp_init_attr attr{};
-	attr.qp_type = IBV_QPT_RC;
-	attr.send_cq = shared;
-	attr.recv_cq = shared;
-	attr.cap.max_send_wr = 4;
-	attr.cap.max_recv_wr = 4;
-	attr.cap.max_send_sge = 1;
-	attr.cap.max_recv_sge = 1;
-	ibv_qp *plain = ibv_create_qp(peer_pd_, &attr);
+	ibv_qp *plain = verbs_rc(shared, 4);
 	ASSERT_NE(plain, nullptr);
-	attr.send_cq = peer_cq_;
-	attr.recv_cq = peer_cq_;
-	ibv_qp *target = ibv_create_qp(peer_pd_, &attr);
+	ibv_qp *target = verbs_rc(peer_cq_, 4);
 	ASSERT_NE(target, nullptr);
 	connect_rc(context_, plain, target->qp_num);
 	connect_rc(context_, target, plain->qp_num);
