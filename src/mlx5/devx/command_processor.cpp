@@ -302,24 +302,28 @@ uint32_t destroy_opcode_of(uint32_t create_opcode) noexcept
 	}
 }
 
+// Inboxes copied on the stack by CommandProcessor::run; larger ones (creates with long address
+// lists) are copied to the heap.
+constexpr size_t kInlineInboxBytes = 2048;
+
 // The kernel makes every umem-capable create name its buffers by umem (§6.5).
-void force_umem_valid(std::vector<uint8_t> &in, uint32_t opcode) noexcept
+void force_umem_valid(uint8_t *in, size_t inlen, uint32_t opcode) noexcept
 {
 	switch (opcode) {
 	case prm::kCreateMkey:
-		if (in.size() >= prm::create_mkey_in::kBytes)
-			prm::set(in.data(), prm::create_mkey_in::mkey_umem_valid, 1);
+		if (inlen >= prm::create_mkey_in::kBytes)
+			prm::set(in, prm::create_mkey_in::mkey_umem_valid, 1);
 		break;
 	case prm::kCreateCq:
-		if (in.size() >= prm::create_cq_in::kBytes) {
-			prm::set(in.data(), prm::create_cq_in::cq_umem_valid, 1);
-			prm::set(in.data(), prm::cqc::dbr_umem_valid.at(prm::create_cq_in::kCqc), 1);
+		if (inlen >= prm::create_cq_in::kBytes) {
+			prm::set(in, prm::create_cq_in::cq_umem_valid, 1);
+			prm::set(in, prm::cqc::dbr_umem_valid.at(prm::create_cq_in::kCqc), 1);
 		}
 		break;
 	case prm::kCreateQp:
-		if (in.size() >= prm::create_qp_in::kBytes) {
-			prm::set(in.data(), prm::create_qp_in::wq_umem_valid, 1);
-			prm::set(in.data(), prm::qpc::dbr_umem_valid.at(prm::create_qp_in::kQpc), 1);
+		if (inlen >= prm::create_qp_in::kBytes) {
+			prm::set(in, prm::create_qp_in::wq_umem_valid, 1);
+			prm::set(in, prm::qpc::dbr_umem_valid.at(prm::create_qp_in::kQpc), 1);
 		}
 		break;
 	default:
@@ -358,18 +362,27 @@ int CommandProcessor::run(Method method, uint32_t target_opcode, uint32_t target
 		    prm::get(in, prm::object_id) != target_id)
 			return EINVAL;
 	}
-	std::vector<uint8_t> copy;
-	try {
-		copy.assign(static_cast<const uint8_t *>(in), static_cast<const uint8_t *>(in) + inlen);
-	} catch (const std::bad_alloc &) {
-		return ENOMEM;
+	// The command as the device sees it: the caller's inbox with the uid (and umem_valid) the
+	// kernel writes. Inboxes up to kInlineInboxBytes (every command but a create with a long
+	// address list) are copied on the stack, so a command allocates nothing here.
+	std::array<uint8_t, kInlineInboxBytes> inline_copy;
+	std::vector<uint8_t> heap_copy;
+	uint8_t *copy = inline_copy.data();
+	if (inlen > inline_copy.size()) {
+		try {
+			heap_copy.resize(inlen);
+		} catch (const std::bad_alloc &) {
+			return ENOMEM;
+		}
+		copy = heap_copy.data();
 	}
-	prm::set(copy.data(), prm::inbox::uid, uid_);
+	std::memcpy(copy, in, inlen);
+	prm::set(copy, prm::inbox::uid, uid_);
 	if (method == Method::create)
-		force_umem_valid(copy, opcode);
+		force_umem_valid(copy, inlen, opcode);
 	Command command;
-	command.in = copy.data();
-	command.inlen = copy.size();
+	command.in = copy;
+	command.inlen = inlen;
 	command.out = out;
 	command.outlen = outlen;
 	command.opcode = opcode;
