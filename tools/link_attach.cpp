@@ -540,6 +540,14 @@ int link_attach(const AttachOptions &options)
 	if (!find_end(options.end, end, error) || !check_free(end, options, error))
 		return attach_error(error);
 
+	// The TAP first: its errors (no namespace, no CAP_NET_ADMIN) leave nothing behind.
+	Fd tap;
+	if (!options.tap.empty()) {
+		tap.fd = open_tap(options.tap, options.netns, error);
+		if (tap.fd < 0)
+			return attach_error(error);
+	}
+
 	softdpu_link_stats_file *stats_file = nullptr;
 	softdpu_link_stats *stats = nullptr;
 	if (const doca_error_t status =
@@ -554,13 +562,6 @@ int link_attach(const AttachOptions &options)
 		softdpu_link_stats_file *file;
 		~StatsGuard() { softdpu_link_stats_destroy(file); }
 	} stats_guard{stats_file};
-
-	Fd tap;
-	if (!options.tap.empty()) {
-		tap.fd = open_tap(options.tap, options.netns, error);
-		if (tap.fd < 0)
-			return attach_error(error);
-	}
 
 	// SIGINT/SIGTERM through a signalfd, so that the loop ends between bursts.
 	sigset_t stop_signals;
