@@ -76,11 +76,17 @@ pids+=($host)
 "$cli" link attach p0 --tap sdpuB --netns "$ns_b" >"$SOFTDPU_RUN_DIR/wire.log" 2>&1 &
 wire=$!
 pids+=($wire)
-wait_for "hpf0 is not connected" [ "$(state_of hpf0)" = connected ]
-wait_for "p0 is not connected" [ "$(state_of p0)" = connected ]
+is_state() { [ "$(state_of "$1")" = "$2" ]; }
+wait_for "hpf0 is not connected" is_state hpf0 connected
+wait_for "p0 is not connected" is_state p0 connected
 wait_for "no TAP sdpuA in $ns_a" ip -n "$ns_a" link show sdpuA >/dev/null
 wait_for "no TAP sdpuB in $ns_b" ip -n "$ns_b" link show sdpuB >/dev/null
 ip -n "$ns_a" link show sdpuA | grep -q "state UP\|,UP" || fail "sdpuA is not up"
+# A TAP name already taken in that namespace is refused.
+err=$("$cli" link attach p1 --tap sdpuA --netns "$ns_a" 2>&1 >/dev/null)
+[ $? = 1 ] && printf '%s\n' "$err" | head -n 1 |
+	grep -q "^softdpu link attach: a network interface named sdpuA already exists in network namespace $ns_a$" ||
+	fail "a second sdpuA in $ns_a: $err"
 ip -n "$ns_a" addr add 10.201.0.1/24 dev sdpuA || fail "ip addr add in $ns_a"
 ip -n "$ns_b" addr add 10.201.0.2/24 dev sdpuB || fail "ip addr add in $ns_b"
 
