@@ -297,6 +297,7 @@ public:
 	MemifPort peer;     // with --memif
 	int tap = -1;       // with --tap
 	uint64_t moved = 0; // frames handed on or dropped so far: progress
+	int tap_error = 0;  // errno of a failed read from the TAP
 
 	// Moves what is waiting, both ways. True when more is waiting (call again soon).
 	bool pump()
@@ -446,6 +447,8 @@ private:
 		uint16_t n = 0;
 		while (n < frames_.size()) {
 			const ssize_t len = read(tap, frames_[n].data(), frames_[n].size());
+			if (len < 0 && errno != EAGAIN && errno != EINTR)
+				tap_error = errno; // the interface went away (ip link del): the loop stops
 			if (len <= 0)
 				break; // EAGAIN: nothing more for now
 			if (!link.connected || uint32_t(len) > link.buffer_size) {
@@ -633,6 +636,7 @@ int link_attach(const AttachOptions &options)
 				if (tag == kSignalTag) {
 					stop = true;
 				} else if (tag != kTapTag) {
+					more = true; // a side may have connected: what waits for it goes now
 					const uint32_t ev = events[size_t(i)].events;
 					uint8_t flags = 0;
 					flags |= (ev & EPOLLIN) != 0 ? MEMIF_FD_EVENT_READ : 0;
@@ -640,6 +644,10 @@ int link_attach(const AttachOptions &options)
 					flags |= (ev & (EPOLLERR | EPOLLHUP)) != 0 ? MEMIF_FD_EVENT_ERROR : 0;
 					memif_control_fd_handler(int(tag), flags);
 				}
+			}
+			if (forwarder.tap_error != 0) {
+				status = attach_error("TAP " + options.tap + ": " + std::strerror(forwarder.tap_error));
+				break;
 			}
 		}
 	}
