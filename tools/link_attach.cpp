@@ -360,10 +360,11 @@ private:
 	static void quiet(MemifPort &in)
 	{
 		int efd = -1;
+		if (memif_get_queue_efd(in.conn, 0, &efd) != MEMIF_ERR_SUCCESS || efd < 0)
+			return;
 		uint64_t signals = 0;
-		if (memif_get_queue_efd(in.conn, 0, &efd) == MEMIF_ERR_SUCCESS && efd >= 0 &&
-		    read(efd, &signals, sizeof(signals)) < 0)
-			return; // EAGAIN: no signal pending
+		const ssize_t taken = read(efd, &signals, sizeof(signals)); // -1 (EAGAIN): none was pending
+		(void)taken;
 	}
 
 	bool memif_to_memif(MemifPort &in, MemifPort &out, bool from_link)
