@@ -78,6 +78,52 @@ doca_error_t softdpu_link_find(const char *name, struct softdpu_link *link, uint
 DOCA_EXPERIMENTAL
 doca_error_t softdpu_link_get_socket_dir(char *dir, size_t size, uint8_t create);
 
+/*
+ * Link counters. A process that moves frames through one end of a link ("softdpu link attach")
+ * keeps that end's counters in "<run dir>/links/<link>.<server|client>.stats", a file it maps
+ * into its memory; the file goes when the process ends (a killed keeper's stale file counts as
+ * none). These counters exist only for ends that such a process keeps: DPDK ports keep their own
+ * (rte_eth_stats), which the program that owns the port reads.
+ */
+
+/* One direction at one end of a link. */
+struct softdpu_link_counters {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t drops;
+};
+
+struct softdpu_link_stats {
+	struct softdpu_link_counters rx; /* frames the end received from the link; drops: not handed on */
+	struct softdpu_link_counters tx; /* frames the end sent into the link; drops: could not be sent */
+};
+
+/* The counters file of one end, held by its keeper (opaque). */
+struct softdpu_link_stats_file;
+
+/* Creates the counters file of link `link_name`'s server end (is_master != 0) or client end, all
+ * counters zero, and maps it: *stats points into the mapping until softdpu_link_stats_destroy().
+ * The caller is the only writer: it updates each field with a relaxed atomic store
+ * (__atomic_store_n(&field, value, __ATOMIC_RELAXED)), no system call. The socket directory is
+ * created when missing. Errors: DOCA_ERROR_INVALID_VALUE (NULL), DOCA_ERROR_NOT_FOUND (no such
+ * link), DOCA_ERROR_IN_USE (another live process keeps that end's counters; its pid is logged),
+ * DOCA_ERROR_INITIALIZATION (topology or socket path, as above), DOCA_ERROR_OPERATING_SYSTEM. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_link_stats_create(const char *link_name, uint8_t is_master, struct softdpu_link_stats_file **file,
+				       struct softdpu_link_stats **stats);
+
+/* Unmaps and removes the counters file. DOCA_ERROR_INVALID_VALUE for NULL. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_link_stats_destroy(struct softdpu_link_stats_file *file);
+
+/* Reads the counters of link `link_name`'s server end (is_master != 0) or client end, and in pid
+ * (may be NULL) the process that keeps them. DOCA_ERROR_NOT_FOUND when there is no such link or
+ * no live process keeps that end's counters; DOCA_ERROR_INVALID_VALUE for NULL;
+ * DOCA_ERROR_INITIALIZATION as above. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_link_stats_read(const char *link_name, uint8_t is_master, struct softdpu_link_stats *stats,
+				     uint32_t *pid);
+
 #ifdef __cplusplus
 }
 #endif

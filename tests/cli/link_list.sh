@@ -53,17 +53,17 @@ for name, l in links.items():
     assert l["server"]["side"] == "dpu", l
 h = links["hpf0"]
 assert h["kind"] == "representor"
-assert h["server"] == {"side": "dpu", "owner": "hpf0", "iface": "pf0hpf", "role": "server"}, h["server"]
-assert h["client"] == {"side": "host", "owner": "pf0", "iface": "enp11s0f0np0", "role": "client"}, h["client"]
+assert h["server"] == {"side": "dpu", "owner": "hpf0", "iface": "pf0hpf", "role": "server", "counters": None}, h["server"]
+assert h["client"] == {"side": "host", "owner": "pf0", "iface": "enp11s0f0np0", "role": "client", "counters": None}, h["client"]
 p = links["p0"]
-assert p["kind"] == "uplink" and p["client"] == {"side": "outside", "owner": None, "iface": None, "role": "client"}, p
+assert p["kind"] == "uplink" and p["client"] == {"side": "outside", "owner": None, "iface": None, "role": "client", "counters": None}, p
 PY
-# The table: a title, a header, one line per link.
+# The table: a title, a header, one line per link; no counters ("-") while nothing is attached.
 table=$("$cli" link list) || fail "link list failed"
 [ "$(printf '%s\n' "$table" | wc -l)" = 12 ] || fail "expected 12 lines in the table: $table"
-printf '%s\n' "$table" | grep -Eq "^hpf0 +representor +dpu hpf0 \(pf0hpf\) +host pf0 \(enp11s0f0np0\) +down +$SOFTDPU_RUN_DIR/links/hpf0.sock$" ||
+printf '%s\n' "$table" | grep -Eq "^hpf0 +representor +dpu hpf0 \(pf0hpf\) +host pf0 \(enp11s0f0np0\) +down +- +$SOFTDPU_RUN_DIR/links/hpf0.sock$" ||
 	fail "no hpf0 line in: $table"
-printf '%s\n' "$table" | grep -Eq "^p1 +uplink +dpu p1 \(p1\) +outside +down " || fail "no p1 line in: $table"
+printf '%s\n' "$table" | grep -Eq "^p1 +uplink +dpu p1 \(p1\) +outside +down +- " || fail "no p1 line in: $table"
 
 # Another topology: its links.
 SOFTDPU_TOPOLOGY=$topologies/rich.json "$cli" link list --json | python3 -c '
@@ -90,7 +90,7 @@ wait_state hpf1 listening
 "$cli" memif gen --role client --socket "$socket" --buffer-size 16384 --rate 200 --duration 20 --quiet &
 pids+=($!)
 wait_state hpf1 connected
-"$cli" link list | grep -Eq "^hpf1 .* connected +$socket$" || fail "the table does not show hpf1 connected"
+"$cli" link list | grep -Eq "^hpf1 .* connected +- +$socket$" || fail "the table does not show hpf1 connected"
 for pid in "${pids[@]}"; do
 	kill -TERM "$pid" 2>/dev/null
 	wait "$pid"

@@ -4,16 +4,21 @@
 
 #include "common/run_dir.hpp"
 #include "common/sdk_log.hpp"
+#include "device/link/link_stats.hpp"
 #include "device/link/links.hpp"
 #include "device/topology.hpp"
 
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <new>
 #include <string>
 
+#include <unistd.h>
+
 using softdpu::device::Link;
 using softdpu::device::LinkEnd;
+using softdpu::device::LinkStatsFile;
 using softdpu::device::LinkTable;
 using softdpu::device::Topology;
 
@@ -69,7 +74,34 @@ doca_error_t current_links(LinkTable &table)
 	return DOCA_SUCCESS;
 }
 
+// The public counters are the device layer's, field for field: the keeper writes through the pointer.
+static_assert(sizeof(softdpu_link_stats) == sizeof(softdpu::device::LinkStats));
+static_assert(offsetof(softdpu_link_stats, tx) == offsetof(softdpu::device::LinkStats, tx));
+static_assert(offsetof(softdpu_link_counters, drops) == offsetof(softdpu::device::LinkCounters, drops));
+
+// The counters file of link_name's server or client end: its path, or an error code.
+doca_error_t stats_path(const char *link_name, uint8_t is_master, std::string &path)
+{
+	LinkTable table;
+	if (const doca_error_t status = current_links(table); status != DOCA_SUCCESS)
+		return status;
+	for (const Link &link : table.links) {
+		if (link.name == link_name) {
+			path = softdpu::device::link_stats_path(softdpu::common::run_directory(), link.name,
+								is_master != 0 ? softdpu::device::LinkRole::server
+									       : softdpu::device::LinkRole::client);
+			return DOCA_SUCCESS;
+		}
+	}
+	return DOCA_ERROR_NOT_FOUND;
+}
+
 } // namespace
+
+// The keeper's handle (softdpu/link.h's opaque struct).
+struct softdpu_link_stats_file {
+	std::unique_ptr<LinkStatsFile> file;
+};
 
 extern "C" {
 
@@ -140,6 +172,67 @@ doca_error_t softdpu_link_get_socket_dir(char *dir, size_t size, uint8_t create)
 			}
 		}
 		std::memcpy(dir, path.c_str(), path.size() + 1);
+		return DOCA_SUCCESS;
+	} catch (const std::bad_alloc &) {
+		return DOCA_ERROR_NO_MEMORY;
+	}
+}
+
+doca_error_t softdpu_link_stats_create(const char *link_name, uint8_t is_master, struct softdpu_link_stats_file **file,
+				       struct softdpu_link_stats **stats)
+{
+	if (link_name == nullptr || file == nullptr || stats == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	try {
+		std::string path;
+		if (const doca_error_t status = stats_path(link_name, is_master, path); status != DOCA_SUCCESS)
+			return status;
+		const std::string dir = softdpu::device::link_socket_directory(softdpu::common::run_directory());
+		if (const int err = softdpu::common::make_run_directory(dir); err != 0) {
+			SDK_LOG_ERR("links: cannot create %s: %s", dir.c_str(), std::strerror(err));
+			return DOCA_ERROR_OPERATING_SYSTEM;
+		}
+		LinkStatsFile::Created created = LinkStatsFile::create(path, static_cast<uint32_t>(getpid()));
+		if (created.file == nullptr) {
+			SDK_LOG_ERR("links: counters of link %s's %s end: %s", link_name,
+				    is_master != 0 ? "server" : "client", created.reason.c_str());
+			return created.error == LinkStatsFile::Error::in_use ? DOCA_ERROR_IN_USE
+									     : DOCA_ERROR_OPERATING_SYSTEM;
+		}
+		auto handle = std::make_unique<softdpu_link_stats_file>();
+		*stats = reinterpret_cast<softdpu_link_stats *>(created.file->stats());
+		handle->file = std::move(created.file);
+		*file = handle.release();
+		return DOCA_SUCCESS;
+	} catch (const std::bad_alloc &) {
+		return DOCA_ERROR_NO_MEMORY;
+	}
+}
+
+doca_error_t softdpu_link_stats_destroy(struct softdpu_link_stats_file *file)
+{
+	if (file == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	delete file;
+	return DOCA_SUCCESS;
+}
+
+doca_error_t softdpu_link_stats_read(const char *link_name, uint8_t is_master, struct softdpu_link_stats *stats,
+				     uint32_t *pid)
+{
+	if (link_name == nullptr || stats == nullptr)
+		return DOCA_ERROR_INVALID_VALUE;
+	try {
+		std::string path;
+		if (const doca_error_t status = stats_path(link_name, is_master, path); status != DOCA_SUCCESS)
+			return status;
+		const auto reading = softdpu::device::read_link_stats(path);
+		if (!reading)
+			return DOCA_ERROR_NOT_FOUND;
+		stats->rx = {reading->stats.rx.packets, reading->stats.rx.bytes, reading->stats.rx.drops};
+		stats->tx = {reading->stats.tx.packets, reading->stats.tx.bytes, reading->stats.tx.drops};
+		if (pid != nullptr)
+			*pid = reading->pid;
 		return DOCA_SUCCESS;
 	} catch (const std::bad_alloc &) {
 		return DOCA_ERROR_NO_MEMORY;

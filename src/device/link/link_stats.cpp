@@ -1,0 +1,159 @@
+#include "device/link/link_stats.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace softdpu::device {
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'D', 'P', 'L', 'S', 'T', 'A', 'T'};
+constexpr uint32_t kVersion = 1;
+constexpr size_t kFileSize = 4096;
+
+// The file: a header, then the counters (64 bytes in all, one page on disk).
+struct FileLayout {
+	char magic[8];
+	uint32_t version;
+	uint32_t pid;
+	LinkStats stats;
+};
+static_assert(sizeof(FileLayout) == 64 && alignof(LinkStats) == 8);
+
+std::string system_reason(const char *what, const std::string &path)
+{
+	return std::string(what) + "(" + path + "): " + std::strerror(errno);
+}
+
+bool same_file(int fd, const std::string &path)
+{
+	struct stat by_fd {};
+	struct stat by_path {};
+	return fstat(fd, &by_fd) == 0 && stat(path.c_str(), &by_path) == 0 && by_fd.st_dev == by_path.st_dev &&
+	       by_fd.st_ino == by_path.st_ino;
+}
+
+uint64_t load(const uint64_t &value)
+{
+	return std::atomic_ref<const uint64_t>(value).load(std::memory_order_relaxed);
+}
+
+} // namespace
+
+std::string link_stats_path(std::string_view run_dir, std::string_view link, LinkRole end)
+{
+	return link_socket_directory(run_dir) + "/" + std::string(link) + "." + to_string(end) + ".stats";
+}
+
+LinkStatsFile::LinkStatsFile(std::string path, int fd, void *map) noexcept
+    : path_(std::move(path)), fd_(fd), map_(map), stats_(&static_cast<FileLayout *>(map)->stats)
+{
+}
+
+LinkStatsFile::Created LinkStatsFile::create(const std::string &path, uint32_t pid)
+{
+	Created result;
+	// A keeper that is leaving unlinks the file before it lets go of the lock: a file locked here
+	// but no longer at path is such a one's, and we start again on a new file.
+	for (int attempt = 0; attempt < 8; ++attempt) {
+		const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0) {
+			result.error = Error::system;
+			result.reason = system_reason("open", path);
+			return result;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			const int err = errno;
+			FileLayout header{};
+			const bool known = pread(fd, &header, sizeof(header), 0) == ssize_t(sizeof(header)) &&
+					   std::memcmp(header.magic, kMagic, sizeof(kMagic)) == 0;
+			close(fd);
+			if (err == EWOULDBLOCK) {
+				result.error = Error::in_use;
+				result.reason =
+				    known ? "kept by process " + std::to_string(header.pid) : "kept by another process";
+			} else {
+				errno = err;
+				result.error = Error::system;
+				result.reason = system_reason("flock", path);
+			}
+			return result;
+		}
+		if (!same_file(fd, path)) {
+			close(fd);
+			continue;
+		}
+		if (ftruncate(fd, 0) != 0 || ftruncate(fd, kFileSize) != 0) {
+			result.error = Error::system;
+			result.reason = system_reason("ftruncate", path);
+			close(fd);
+			return result;
+		}
+		void *map = mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (map == MAP_FAILED) {
+			result.error = Error::system;
+			result.reason = system_reason("mmap", path);
+			close(fd);
+			return result;
+		}
+		auto *layout = static_cast<FileLayout *>(map);
+		layout->version = kVersion;
+		layout->pid = pid;
+		layout->stats = LinkStats{};
+		std::atomic_thread_fence(std::memory_order_release);
+		std::memcpy(layout->magic, kMagic, sizeof(kMagic));
+		result.file.reset(new LinkStatsFile(path, fd, map));
+		return result;
+	}
+	result.error = Error::system;
+	result.reason = "open(" + path + "): the file keeps being replaced";
+	return result;
+}
+
+LinkStatsFile::~LinkStatsFile()
+{
+	// Unlinked while still locked: a reader never sees a file that is locked by nobody yet ours.
+	if (same_file(fd_, path_))
+		unlink(path_.c_str());
+	munmap(map_, kFileSize);
+	close(fd_);
+}
+
+std::optional<LinkStatsReading> read_link_stats(const std::string &path)
+{
+	const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return std::nullopt;
+	std::optional<LinkStatsReading> reading;
+	struct stat st {};
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN); // nobody keeps it: a stale file
+	} else if (errno == EWOULDBLOCK && fstat(fd, &st) == 0 && size_t(st.st_size) >= sizeof(FileLayout)) {
+		void *map = mmap(nullptr, sizeof(FileLayout), PROT_READ, MAP_SHARED, fd, 0);
+		if (map != MAP_FAILED) {
+			const auto *layout = static_cast<const FileLayout *>(map);
+			if (std::memcmp(layout->magic, kMagic, sizeof(kMagic)) == 0 && layout->version == kVersion) {
+				std::atomic_thread_fence(std::memory_order_acquire);
+				LinkStatsReading out;
+				out.pid = layout->pid;
+				out.stats.rx = {load(layout->stats.rx.packets), load(layout->stats.rx.bytes),
+						load(layout->stats.rx.drops)};
+				out.stats.tx = {load(layout->stats.tx.packets), load(layout->stats.tx.bytes),
+						load(layout->stats.tx.drops)};
+				reading = out;
+			}
+			munmap(map, sizeof(FileLayout));
+		}
+	}
+	close(fd);
+	return reading;
+}
+
+} // namespace softdpu::device
