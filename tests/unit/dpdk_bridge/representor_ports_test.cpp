@@ -30,7 +30,6 @@ extern char **environ;
 using softdpu::device::Side;
 using softdpu::device::Topology;
 using softdpu::device::testing::ScopedTopology;
-using softdpu_test::eal;
 
 namespace {
 
