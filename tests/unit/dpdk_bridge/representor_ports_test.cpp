@@ -303,6 +303,7 @@ TEST_F(RepresentorPorts, APeerThatIsKilledTakesTheLinkDownAndBackUpWhenItReturns
 		EXPECT_EQ(rte_eth_rx_burst(rep, 0, got, 4), 0);
 	}
 }
+
 // The other way round: a host PF's port (a memif client) whose server, link_echo serving the
 // representor's end, is killed. The link goes down; DPDK's net_memif client connects only when it
 // starts, so once a server is back the application restarts the port, and frames flow again.
@@ -327,7 +328,7 @@ TEST_F(RepresentorPorts, AClientPortWhoseServerIsKilledIsDownUntilRestarted)
 		ASSERT_TRUE(representor.running());
 		ASSERT_TRUE(wait_served());
 		start_port(port);
-		ASSERT_TRUE(wait_link(port, true, 30000));
+		ASSERT_TRUE(wait_link(port, true, 30000)) << "the first server";
 		exchange(port, port, 1500);
 		ASSERT_TRUE(representor.kill_now());
 		EXPECT_TRUE(wait_link(port, false, 10000));
@@ -339,7 +340,7 @@ TEST_F(RepresentorPorts, AClientPortWhoseServerIsKilledIsDownUntilRestarted)
 	EXPECT_FALSE(wait_link(port, true, 1000)) << "DPDK's net_memif client connects only in rte_eth_dev_start";
 	ASSERT_EQ(rte_eth_dev_stop(port), 0);
 	ASSERT_EQ(rte_eth_dev_start(port), 0);
-	ASSERT_TRUE(wait_link(port, true, 30000));
+	ASSERT_TRUE(wait_link(port, true, 30000)) << "the second server, after the restart";
 	exchange(port, port, 1500);
 }
 #endif
