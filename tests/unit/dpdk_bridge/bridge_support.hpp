@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -210,17 +211,50 @@ protected:
 		ASSERT_NE(pool, nullptr);
 	}
 
-	void TearDown() override
+	// Stops a port, and waits until the disconnect has gone through: every port's link is down
+	// and DPDK's interrupt thread, which handles net_memif's control channels (and frees them,
+	// later, in that thread), is done with it. Closing a port while that thread still handles its
+	// disconnect crashes DPDK 22.11's net_memif (a use after free), so ports whose peers are in
+	// this process are stopped, then settled, then closed.
+	static void stop_and_settle(const std::vector<uint16_t> &port_ids)
 	{
-		for (const uint16_t port_id : started) {
-			if (rte_eth_dev_is_valid_port(port_id) == 0)
-				continue;
-			char name[RTE_ETH_NAME_MAX_LEN] = {};
-			(void)rte_eth_dev_get_name_by_port(port_id, name);
+		for (const uint16_t port_id : port_ids)
 			(void)rte_eth_dev_stop(port_id);
-			(void)rte_eth_dev_close(port_id);
+		for (int i = 0; i < 200; ++i) {
+			bool any_up = false;
+			for (const uint16_t port_id : port_ids)
+				any_up = any_up || link_up(port_id);
+			if (!any_up)
+				break;
+			usleep(10000);
+		}
+		usleep(200000);
+	}
+
+	// Every DPDK port of the process, stopped (clients, started last, first), settled, closed and
+	// removed.
+	static void remove_every_port(const std::vector<uint16_t> &start_order)
+	{
+		std::vector<uint16_t> port_ids(start_order.rbegin(), start_order.rend());
+		uint16_t port_id = 0;
+		RTE_ETH_FOREACH_DEV(port_id)
+		{
+			if (std::find(port_ids.begin(), port_ids.end(), port_id) == port_ids.end())
+				port_ids.push_back(port_id);
+		}
+		std::erase_if(port_ids, [](uint16_t id) { return rte_eth_dev_is_valid_port(id) == 0; });
+		stop_and_settle(port_ids);
+		for (const uint16_t id : port_ids) {
+			char name[RTE_ETH_NAME_MAX_LEN] = {};
+			(void)rte_eth_dev_get_name_by_port(id, name);
+			(void)rte_eth_dev_close(id);
 			(void)rte_eal_hotplug_remove("vdev", name);
 		}
+	}
+
+	void TearDown() override
+	{
+		remove_every_port(started);
 		for (doca_dev *dev : devs)
 			EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
 		rte_mempool_free(pool);

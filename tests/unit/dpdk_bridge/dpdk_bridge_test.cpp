@@ -189,7 +189,7 @@ TEST_F(PortLinks, ProbedPortsCarryFramesBothWays)
 	exchange(hpf0vf1_port, vf_port, 3000);
 
 	// A closed port is no longer the device's.
-	(void)rte_eth_dev_stop(pf_port);
+	stop_and_settle({pf_port});
 	ASSERT_EQ(rte_eth_dev_close(pf_port), 0);
 	EXPECT_EQ(doca_dpdk_get_first_port_id(pf, &pf_port), DOCA_ERROR_NOT_FOUND);
 	EXPECT_EQ(doca_dpdk_port_as_dev(pf_port, &found), DOCA_ERROR_NOT_FOUND);

@@ -68,17 +68,7 @@ protected:
 
 	void TearDown() override
 	{
-		// Every port a test left (probed, not started) goes before the devices close.
-		uint16_t port_id = 0;
-		RTE_ETH_FOREACH_DEV(port_id)
-		{
-			char name[RTE_ETH_NAME_MAX_LEN] = {};
-			(void)rte_eth_dev_get_name_by_port(port_id, name);
-			(void)rte_eth_dev_stop(port_id);
-			(void)rte_eth_dev_close(port_id);
-			(void)rte_eal_hotplug_remove("vdev", name);
-		}
-		PortLinks::TearDown();
+		PortLinks::TearDown(); // every port goes, the ones a test probed and never started too
 		EXPECT_EQ(rte_eth_dev_count_avail(), 0u);
 	}
 
