@@ -3,8 +3,8 @@
 // probed with representor=, one more on each named representor's end (the serving end).
 //
 // Owns: the table of ports probed through the bridge (device, port id, vdev name; a representor's
-// port is the probed PF's device's, as mlx5's representor ports share their PF's device). Does not own the
-// devices (a port's device must stay open while the port is used) nor the DPDK ports (the
+// port is the probed PF's device's, as mlx5's representor ports share their PF's device). Does not
+// own the devices (a port's device must stay open while the port is used) nor the DPDK ports (the
 // application closes them; a closed port is no longer reported).
 //
 // Thread unsafe, as DOCA documents doca_dpdk_port_probe; the table itself is locked.
