@@ -18,6 +18,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
@@ -315,6 +316,7 @@ static doca_error_t capture_frame(struct dpu_side *dpu, struct rte_mbuf *m)
 static doca_error_t capture(struct dpu_side *dpu)
 {
 	double last_frame = capture_now();
+	uint32_t idle = 0;
 	doca_error_t result = DOCA_SUCCESS;
 
 	while (dpu->records + dpu->truncated < dpu->expected && !capture_force_quit && result == DOCA_SUCCESS) {
@@ -328,6 +330,9 @@ static doca_error_t capture(struct dpu_side *dpu)
 		if (room > 0)
 			n = rte_eth_rx_burst(dpu->rep_port, 0, burst, room);
 		if (n == 0) {
+			/* Not at full speed while nothing comes: the sample shares its machine. */
+			if (++idle > 1024)
+				rte_delay_us_sleep(100);
 			if (capture_now() - last_frame > dpu->config->timeout_seconds) {
 				DOCA_LOG_ERR("No frame for %d s: captured %" PRIu64 " of %u",
 					     dpu->config->timeout_seconds, dpu->records, dpu->expected);
@@ -336,6 +341,7 @@ static doca_error_t capture(struct dpu_side *dpu)
 			continue;
 		}
 		last_frame = capture_now();
+		idle = 0;
 		for (uint16_t i = 0; i < n; i++) {
 			if (result == DOCA_SUCCESS)
 				result = capture_frame(dpu, burst[i]);

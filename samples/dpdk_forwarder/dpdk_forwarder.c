@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -45,6 +46,8 @@ DOCA_LOG_REGISTER(DPDK_FORWARDER);
 /* A 9000-byte jumbo frame in one mbuf, after the headroom. */
 #define MBUF_DATA_ROOM (9216 + RTE_PKTMBUF_HEADROOM)
 #define ARG_SIZE 256
+#define IDLE_POLLS 1024   /* empty polling rounds before the forwarder naps */
+#define IDLE_SLEEP_US 100 /* its nap */
 
 struct fwd_config {
 	char pci_addr[32];
@@ -305,10 +308,10 @@ static void drop_pending(struct direction *dir)
 	dir->pending_count = 0;
 }
 
-/* One step: send what waits, else receive a burst and send it. Never blocks. While the other
+/* One step: send what waits, else receive a burst and send it; true when frames moved. Never blocks. While the other
  * port's link is down nothing is received: frames wait in the receive ring (the sender sees a full
  * ring), so none is lost when one side comes up before the other. */
-static void forward_step(struct direction *dir)
+static bool forward_step(struct direction *dir)
 {
 	uint16_t sent;
 
@@ -316,10 +319,10 @@ static void forward_step(struct direction *dir)
 		uint16_t received;
 
 		if (!link_is_up(dir->tx_port))
-			return;
+			return false;
 		received = rte_eth_rx_burst(dir->rx_port, 0, dir->pending, BURST);
 		if (received == 0)
-			return;
+			return false;
 		for (uint16_t i = 0; i < received; i++) {
 			dir->pending_len[i] = rte_pktmbuf_pkt_len(dir->pending[i]);
 			dir->rx_bytes += dir->pending_len[i];
@@ -334,6 +337,7 @@ static void forward_step(struct direction *dir)
 	dir->tx_frames += sent;
 	dir->pending_first += sent;
 	dir->pending_count -= sent;
+	return true;
 }
 
 static void print_counters(const struct direction *dirs, size_t count)
@@ -350,10 +354,18 @@ static void forward(struct direction *dirs, size_t count, const struct fwd_confi
 	const uint64_t hz = rte_get_timer_hz();
 	const uint64_t start = rte_get_timer_cycles();
 	uint64_t next_stats = start + (uint64_t)config->stats_interval_s * hz;
+	uint32_t idle = 0;
 
 	while (!force_quit) {
+		bool moved = false;
+
 		for (size_t i = 0; i < count; i++)
-			forward_step(&dirs[i]);
+			moved |= forward_step(&dirs[i]);
+		/* Polling, but not at full speed when nothing comes: after IDLE_POLLS empty rounds, a short
+		 * sleep per round leaves the CPU to others (the sample shares its machine). */
+		idle = moved ? 0 : idle + 1;
+		if (idle > IDLE_POLLS)
+			rte_delay_us_sleep(IDLE_SLEEP_US);
 		if (config->duration_s > 0 || config->stats_interval_s > 0) {
 			const uint64_t now = rte_get_timer_cycles();
 

@@ -13,8 +13,10 @@
  *   link_peer --name hpf0 --count 20000     (the DPU end, the representor pf0hpf)
  *   link_peer --name p0 --outside           (the outside end of uplink p0: connects to its socket)
  *
- * --linger S keeps the interface open S seconds after the end, so that a forwarder between the two
- * ends (not the link itself) still takes the last frames from its ring before the link goes down.
+ * --linger S keeps the interface open up to S seconds after the end (it says so on a line of its
+ * own), so that a forwarder between the two ends (not the link itself) still takes the last frames
+ * from its ring before the link goes down, and may be stopped before its peers leave; the peer
+ * leaves early, successfully, when the link goes down.
  *
  * Exit status 0 when every frame arrived intact and in order, 1 otherwise.
  */
@@ -237,6 +239,10 @@ int main(int argc, char **argv)
 				failed = 1;
 			}
 		}
+	}
+	if (!failed && linger_s > 0) {
+		printf("%s: finished; lingering up to %g s\n", prog, linger_s);
+		fflush(stdout);
 	}
 	for (const double until = memif_app_now() + linger_s; !failed && memif_app_now() < until;) {
 		memif_buffer_t bufs[BURST];
