@@ -30,7 +30,6 @@ extern char **environ;
 using softdpu::device::Side;
 using softdpu::device::Topology;
 using softdpu::device::testing::ScopedTopology;
-using softdpu_test::eal;
 
 namespace {
 
@@ -303,6 +302,45 @@ TEST_F(RepresentorPorts, APeerThatIsKilledTakesTheLinkDownAndBackUpWhenItReturns
 		rte_mbuf *got[4];
 		EXPECT_EQ(rte_eth_rx_burst(rep, 0, got, 4), 0);
 	}
+}
+// The other way round: a host PF's port (a memif client) whose server, link_echo serving the
+// representor's end, is killed. The link goes down; DPDK's net_memif client connects only when it
+// starts, so once a server is back the application restarts the port, and frames flow again.
+TEST_F(RepresentorPorts, AClientPortWhoseServerIsKilledIsDownUntilRestarted)
+{
+	doca_dev *pf = open("enp11s0f0np0");
+	ASSERT_NE(pf, nullptr);
+	ASSERT_EQ(doca_dpdk_port_probe(pf, "dv_flow_en=2"), DOCA_SUCCESS);
+	uint16_t port = 0;
+	ASSERT_EQ(doca_dpdk_get_first_port_id(pf, &port), DOCA_SUCCESS);
+	char dir[SOFTDPU_LINK_SOCKET_SIZE];
+	ASSERT_EQ(softdpu_link_get_socket_dir(dir, sizeof(dir), 1), DOCA_SUCCESS);
+	const std::string socket = std::string(dir) + "/hpf0.sock";
+	const auto wait_served = [&] {
+		for (int i = 0; i < 3000 && !std::filesystem::is_socket(socket); ++i)
+			usleep(10000);
+		return std::filesystem::is_socket(socket);
+	};
+	std::filesystem::remove(socket);
+	{
+		EchoPeer representor("hpf0");
+		ASSERT_TRUE(representor.running());
+		ASSERT_TRUE(wait_served());
+		start_port(port);
+		ASSERT_TRUE(wait_link(port, true, 30000));
+		exchange(port, port, 1500);
+		ASSERT_TRUE(representor.kill_now());
+		EXPECT_TRUE(wait_link(port, false, 10000));
+	}
+	std::filesystem::remove(socket); // a killed server leaves its socket file behind
+	EchoPeer representor("hpf0");
+	ASSERT_TRUE(representor.running());
+	ASSERT_TRUE(wait_served());
+	EXPECT_FALSE(wait_link(port, true, 1000)) << "DPDK's net_memif client connects only in rte_eth_dev_start";
+	ASSERT_EQ(rte_eth_dev_stop(port), 0);
+	ASSERT_EQ(rte_eth_dev_start(port), 0);
+	ASSERT_TRUE(wait_link(port, true, 30000));
+	exchange(port, port, 1500);
 }
 #endif
 
