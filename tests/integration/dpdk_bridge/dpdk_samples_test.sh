@@ -81,7 +81,7 @@ cflags=(-std=c11 -Wall -Wextra -Werror -DDOCA_ALLOW_EXPERIMENTAL_API)
 for sample in dpdk_forwarder dpdk_capture; do
 	src_dir="$source_dir/samples/$sample"
 	pkgs=$(sed -n 's|^// pkg-config: *||p' "$src_dir/$sample.c" | head -1)
-	# shellcheck disable=SC2046
+	# shellcheck disable=SC2046,SC2086
 	cc "${cflags[@]}" -o "$out/$sample" "$src_dir"/*.c $(pkg-config --cflags --libs $pkgs) ||
 		fail "building samples/$sample"
 done
@@ -97,34 +97,38 @@ eal() {
 
 # start_forwarder: the forwarder on the DPU, between hpf0 (pf0vf65535) and p0; waits until both
 # sockets are served.
+fwd_runs=0
 start_forwarder() {
+	fwd_runs=$((fwd_runs + 1))
+	fwd_log=$work/forwarder-$fwd_runs.log
 	# shellcheck disable=SC2046
-	SOFTDPU_SIDE=dpu timeout -s KILL $LIMIT "$forwarder" $(eal fwd) -- -r pf0vf65535 >"$work/forwarder.log" 2>&1 &
+	SOFTDPU_SIDE=dpu timeout -s KILL $LIMIT "$forwarder" $(eal fwd) -- -r pf0vf65535 >"$fwd_log" 2>&1 &
 	fwd_pid=$!
 	pids+=("$fwd_pid")
 	for _ in $(seq 100); do
-		grep -q "Forwarding between" "$work/forwarder.log" && break
+		grep -q "Forwarding between" "$fwd_log" && break
 		kill -0 "$fwd_pid" 2>/dev/null || fail "the forwarder exited during start-up"
 		sleep 0.1
 	done
-	grep -q "Forwarding between" "$work/forwarder.log" || fail "the forwarder did not start in 10 s"
-	[ -S "$SOFTDPU_RUN_DIR/links/hpf0.sock" ] && [ -S "$SOFTDPU_RUN_DIR/links/p0.sock" ] ||
+	grep -q "Forwarding between" "$fwd_log" || fail "the forwarder did not start in 10 s"
+	if [ ! -S "$SOFTDPU_RUN_DIR/links/hpf0.sock" ] || [ ! -S "$SOFTDPU_RUN_DIR/links/p0.sock" ]; then
 		fail "the forwarder serves no hpf0.sock and p0.sock"
+	fi
 }
 
-# stop_forwarder: SIGTERM, exit 0, counters in $work/forwarder.log.
+# stop_forwarder: SIGTERM, exit 0, counters in $fwd_log.
 stop_forwarder() {
 	kill -TERM "$fwd_pid"
 	local status=0
 	wait "$fwd_pid" || status=$?
 	[ "$status" = 0 ] || fail "the forwarder exited with $status"
-	grep -q "^.*Stopped" "$work/forwarder.log" || fail "the forwarder did not stop cleanly"
+	grep -q "^.*Stopped" "$fwd_log" || fail "the forwarder did not stop cleanly"
 }
 
 # check_direction NAME FRAMES BYTES: the forwarder's counters for one direction.
 check_direction() {
 	local line
-	line=$(grep "\] $1: received" "$work/forwarder.log" | tail -1)
+	line=$(grep "\] $1: received" "$fwd_log" | tail -1)
 	local want="$1: received $2 frames ($3 bytes), sent $2 frames ($3 bytes), dropped 0"
 	[[ "$line" == *"$want" ]] || fail "forwarder counters: expected \"$want\", got \"${line#*] }\""
 	echo "ok: forwarder $want"
@@ -145,7 +149,7 @@ peers)
 	pids+=("$p0_pid")
 	for _ in $(seq 1000); do
 		grep -q "finished; lingering" "$work/pf0.log" && grep -q "finished; lingering" "$work/p0.log" && break
-		kill -0 "$pf0_pid" 2>/dev/null && kill -0 "$p0_pid" 2>/dev/null || break
+		if ! kill -0 "$pf0_pid" 2>/dev/null || ! kill -0 "$p0_pid" 2>/dev/null; then break; fi
 		sleep 0.1
 	done
 	stop_forwarder
@@ -154,7 +158,9 @@ peers)
 	p0_status=0
 	wait "$p0_pid" || p0_status=$?
 	cat "$work/pf0.log" "$work/p0.log"
-	[ "$pf0_status" = 0 ] && [ "$p0_status" = 0 ] || fail "link_peer: pf0 exit $pf0_status, p0 exit $p0_status"
+	if [ "$pf0_status" != 0 ] || [ "$p0_status" != 0 ]; then
+		fail "link_peer: pf0 exit $pf0_status, p0 exit $p0_status"
+	fi
 	# Both peers send the same frames, plus one 64-byte "done" frame each.
 	bytes=$(sed -n 's/.*link_peer pf0: sent [0-9]* frames (\([0-9]*\) bytes).*/\1/p' "$work/pf0.log")
 	check_direction "representor -> uplink" $((count + 1)) $((bytes + 64))
@@ -174,6 +180,9 @@ testpmd)
 	}
 	# mbufs of 9216 data bytes after the 128-byte headroom: a 9000-byte frame in one mbuf.
 	tp_app=(-i --mbuf-size=9344 --total-num-mbufs=2048 --no-flush-rx)
+	# testpmd runs under "stdbuf -oL": its output to the log is line-buffered, so the verbose line
+	# of every frame is in the log when printed, whole, never cut by the prompt's echo (which
+	# testpmd writes to the descriptor directly).
 	# wait_link FD LOG: asks for the port's state until its link is up (testpmd itself waits up to
 	# 9 s for links at start-up before it reads commands).
 	wait_link() {
@@ -193,7 +202,7 @@ testpmd)
 		rm -f "$work/rx.in" "$work/tx.in"
 		mkfifo "$work/rx.in" "$work/tx.in"
 		# shellcheck disable=SC2046
-		timeout -s KILL $LIMIT "$testpmd" $(tp_eal rx$to) --vdev="$(vdev "$to")" -- "${tp_app[@]}" \
+		timeout -s KILL $LIMIT stdbuf -oL "$testpmd" $(tp_eal "rx$to") --vdev="$(vdev "$to")" -- "${tp_app[@]}" \
 			--forward-mode=rxonly <"$work/rx.in" >"$rx_log" 2>&1 &
 		rx_pid=$!
 		pids+=("$rx_pid")
@@ -202,7 +211,7 @@ testpmd)
 		echo "set verbose 1" >&4
 		echo "start" >&4
 		# shellcheck disable=SC2046
-		timeout -s KILL $LIMIT "$testpmd" $(tp_eal tx$from) --vdev="$(vdev "$from")" -- "${tp_app[@]}" \
+		timeout -s KILL $LIMIT stdbuf -oL "$testpmd" $(tp_eal "tx$from") --vdev="$(vdev "$from")" -- "${tp_app[@]}" \
 			--forward-mode=io <"$work/tx.in" >"$tx_log" 2>&1 &
 		tx_pid=$!
 		pids+=("$tx_pid")
@@ -217,7 +226,7 @@ testpmd)
 			echo "start tx_first $((per_size / 32))" >&3
 			expected=$((expected + per_size))
 			for _ in $(seq 200); do
-				[ "$(grep -c 'length=' "$rx_log")" -ge "$expected" ] && break
+				[ "$(grep -o 'length=[0-9]*' "$rx_log" | wc -l)" -ge "$expected" ] && break
 				sleep 0.1
 			done
 			echo "stop" >&3
@@ -241,16 +250,19 @@ testpmd)
 			sed -n 's/.*TX-dropped: *\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
 		# Received: one verbose line per frame. testpmd's own receive counters are printed, not
 		# checked: with DPDK 22.11's net_memif they sometimes stay 0 while frames arrive.
-		received=$(grep -c 'length=' "$rx_log")
+		received=$(grep -o 'length=[0-9]*' "$rx_log" | wc -l)
 		rx_counted=$(grep -A1 'Forward statistics for port 0' "$rx_log" |
 			sed -n 's/^ *RX-packets: *\([0-9]*\).*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
 		lengths=$(grep -o 'length=[0-9]*' "$rx_log" | uniq -c | awk '{ printf "%s%s x %s", sep, $1, substr($2, 8); sep = ", " }')
 		want_lengths="$per_size x 64, $per_size x 1500, $per_size x 9000"
 		echo "testpmd on $from: sent $sent frames ($tx_dropped dropped); testpmd on $to: received $received (counted $rx_counted): $lengths"
-		[ "$sent" = "$expected" ] && [ "$tx_dropped" = 0 ] || fail "testpmd on $from sent $sent of $expected frames"
+		if [ "$sent" != "$expected" ] || [ "$tx_dropped" != 0 ]; then
+			fail "testpmd on $from sent $sent of $expected frames ($tx_dropped dropped)"
+		fi
 		[ "$received" = "$expected" ] || fail "testpmd on $to received $received of $expected frames"
 		[ "$lengths" = "$want_lengths" ] || fail "lengths in order: expected \"$want_lengths\", got \"$lengths\""
-		grep 'length=' "$rx_log" | grep -v -q 'nb_segs=1 ' && fail "a frame arrived in more than one mbuf"
+		one_mbuf=$(grep -o 'nb_segs=[0-9]*' "$rx_log" | grep -c -x 'nb_segs=1')
+		[ "$one_mbuf" = "$expected" ] || fail "$((expected - one_mbuf)) frames in more than one mbuf"
 	done
 	;;
 
@@ -268,7 +280,9 @@ capture)
 	dpu_status=0
 	wait "$dpu_pid" || dpu_status=$?
 	cat "$work/capture-dpu.log" "$work/capture-host.log"
-	[ "$host_status" = 0 ] && [ "$dpu_status" = 0 ] || fail "dpdk_capture: host exit $host_status, DPU exit $dpu_status"
+	if [ "$host_status" != 0 ] || [ "$dpu_status" != 0 ]; then
+		fail "dpdk_capture: host exit $host_status, DPU exit $dpu_status"
+	fi
 	grep -q "All $count frames captured in order and intact" "$work/capture-host.log" ||
 		fail "the host did not check $count records"
 	;;
