@@ -12,6 +12,8 @@
 #            round. Sent, forwarded and received counts match, lengths and their order too.
 #   capture  dpdk_capture: the host sends COUNT frames on PF0, the DPU captures them from pf0hpf
 #            into host memory with DMA, the host checks every record.
+#   errors   the samples' refusals: a representor the topology lacks, a capture host without its
+#            DPU, a capture DPU without its host: each exits non-zero, in time, saying why.
 #
 #   dpdk_samples_test.sh BUILD_DIR SOURCE_DIR LINK_PEER MODE [COUNT]
 # Exit status 77 (skipped) when dpdk-testpmd (testpmd mode) or DPDK's pkg-config is missing.
@@ -26,7 +28,7 @@ link_peer=$3
 mode=$4
 count=${5:-20000}
 
-case $mode in peers | testpmd | capture) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
+case $mode in peers | testpmd | capture | errors) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
 testpmd=${DPDK_TESTPMD:-$(command -v dpdk-testpmd || true)}
 if [ "$mode" = testpmd ] && [ -z "$testpmd" ]; then
 	echo "SKIP: dpdk-testpmd not found (Debian's dpdk package)"
@@ -285,6 +287,30 @@ capture)
 	fi
 	grep -q "All $count frames captured in order and intact" "$work/capture-host.log" ||
 		fail "the host did not check $count records"
+	;;
+errors)
+	# expect_failure NAME LOG PATTERN MAX_SECONDS COMMAND...: non-zero exit, the message, in time.
+	expect_failure() {
+		local name=$1 log=$2 pattern=$3 max=$4 status=0 start
+		shift 4
+		start=$(date +%s)
+		"$@" >"$log" 2>&1 || status=$?
+		local took=$(($(date +%s) - start))
+		[ "$status" != 0 ] || fail "$name: exited 0"
+		[ "$status" != 137 ] || fail "$name: hung"
+		grep -q -- "$pattern" "$log" || fail "$name: no \"$pattern\" in its output"
+		[ "$took" -le "$max" ] || fail "$name: took $took s (at most $max)"
+		echo "ok: $name: exit $status: $(grep -m1 -- "$pattern" "$log" | sed 's/^.*\] //')"
+	}
+	# shellcheck disable=SC2046
+	SOFTDPU_SIDE=dpu expect_failure "forwarder, representor pf0vf9" "$work/e1.log" "which the topology lacks" 20 \
+		timeout -s KILL 30 "$forwarder" $(eal e1) -- -r pf0vf9
+	# shellcheck disable=SC2046
+	SOFTDPU_SIDE=host expect_failure "capture host, no DPU" "$work/e2.log" "Cannot connect to the DPU" 20 \
+		timeout -s KILL 30 "$capture" $(eal e2) -- --role host -s "$work/none.sock" -t 2
+	# shellcheck disable=SC2046
+	SOFTDPU_SIDE=dpu expect_failure "capture DPU, no host" "$work/e3.log" "waiting for the host to connect" 20 \
+		timeout -s KILL 30 "$capture" $(eal e3) -- --role dpu -s "$work/none.sock" -t 2
 	;;
 esac
 echo "dpdk_samples_test.sh $mode: passed"
