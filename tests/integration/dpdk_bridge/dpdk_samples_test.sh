@@ -108,7 +108,7 @@ start_forwarder() {
 	fwd_pid=$!
 	pids+=("$fwd_pid")
 	for _ in $(seq 100); do
-		grep -q "Forwarding between" "$fwd_log" && break
+		grep -q "Forwarding between" "$fwd_log" 2>/dev/null && break
 		kill -0 "$fwd_pid" 2>/dev/null || fail "the forwarder exited during start-up"
 		sleep 0.1
 	done
@@ -150,7 +150,8 @@ peers)
 	p0_pid=$!
 	pids+=("$p0_pid")
 	for _ in $(seq 1000); do
-		grep -q "finished; lingering" "$work/pf0.log" && grep -q "finished; lingering" "$work/p0.log" && break
+		grep -q "finished; lingering" "$work/pf0.log" 2>/dev/null && grep -q "finished; lingering" "$work/p0.log" 2>/dev/null &&
+			break
 		if ! kill -0 "$pf0_pid" 2>/dev/null || ! kill -0 "$p0_pid" 2>/dev/null; then break; fi
 		sleep 0.1
 	done
