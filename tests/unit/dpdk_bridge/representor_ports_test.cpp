@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -266,6 +268,22 @@ private:
 	pid_t pid_ = -1;
 };
 
+// Whether a unix socket bound to `path` listens: a line of /proc/net/unix with the listening flag
+// (__SO_ACCEPTCON, 00010000) and that path.
+bool listening(const std::string &path)
+{
+	std::ifstream table("/proc/net/unix");
+	std::string line;
+	while (std::getline(table, line)) {
+		std::istringstream fields(line);
+		std::string num, refcount, protocol, flags, type, state, inode, bound;
+		if ((fields >> num >> refcount >> protocol >> flags >> type >> state >> inode >> bound) &&
+		    bound == path && flags == "00010000")
+			return true;
+	}
+	return false;
+}
+
 bool wait_link(uint16_t port_id, bool up, int timeout_ms)
 {
 	for (int waited = 0;; waited += 10) {
@@ -303,6 +321,7 @@ TEST_F(RepresentorPorts, APeerThatIsKilledTakesTheLinkDownAndBackUpWhenItReturns
 		EXPECT_EQ(rte_eth_rx_burst(rep, 0, got, 4), 0);
 	}
 }
+
 // The other way round: a host PF's port (a memif client) whose server, link_echo serving the
 // representor's end, is killed. The link goes down; DPDK's net_memif client connects only when it
 // starts, so once a server is back the application restarts the port, and frames flow again.
@@ -316,10 +335,14 @@ TEST_F(RepresentorPorts, AClientPortWhoseServerIsKilledIsDownUntilRestarted)
 	char dir[SOFTDPU_LINK_SOCKET_SIZE];
 	ASSERT_EQ(softdpu_link_get_socket_dir(dir, sizeof(dir), 1), DOCA_SUCCESS);
 	const std::string socket = std::string(dir) + "/hpf0.sock";
+	// Served: the socket listens (the file alone is there from bind, before listen).
 	const auto wait_served = [&] {
-		for (int i = 0; i < 3000 && !std::filesystem::is_socket(socket); ++i)
+		for (int i = 0; i < 3000; ++i) {
+			if (listening(socket))
+				return true;
 			usleep(10000);
-		return std::filesystem::is_socket(socket);
+		}
+		return false;
 	};
 	std::filesystem::remove(socket);
 	{
@@ -327,7 +350,7 @@ TEST_F(RepresentorPorts, AClientPortWhoseServerIsKilledIsDownUntilRestarted)
 		ASSERT_TRUE(representor.running());
 		ASSERT_TRUE(wait_served());
 		start_port(port);
-		ASSERT_TRUE(wait_link(port, true, 30000));
+		ASSERT_TRUE(wait_link(port, true, 30000)) << "the first server";
 		exchange(port, port, 1500);
 		ASSERT_TRUE(representor.kill_now());
 		EXPECT_TRUE(wait_link(port, false, 10000));
@@ -339,7 +362,7 @@ TEST_F(RepresentorPorts, AClientPortWhoseServerIsKilledIsDownUntilRestarted)
 	EXPECT_FALSE(wait_link(port, true, 1000)) << "DPDK's net_memif client connects only in rte_eth_dev_start";
 	ASSERT_EQ(rte_eth_dev_stop(port), 0);
 	ASSERT_EQ(rte_eth_dev_start(port), 0);
-	ASSERT_TRUE(wait_link(port, true, 30000));
+	ASSERT_TRUE(wait_link(port, true, 30000)) << "the second server, after the restart";
 	exchange(port, port, 1500);
 }
 #endif
