@@ -86,7 +86,8 @@ static doca_error_t export_region(struct host_side *host)
 
 	host->region_len = 0;
 	for (uint32_t i = 0; i < host->config->count; i++)
-		host->region_len += CAPTURE_RECORD_HEADER + capture_frame_length(i);
+		host->region_len += CAPTURE_RECORD_HEADER +
+				    (host->config->external_sender ? CAPTURE_MAX_FRAME : capture_frame_length(i));
 	host->region = mmap(NULL, host->region_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (host->region == MAP_FAILED) {
 		host->region = NULL;
@@ -260,6 +261,55 @@ static doca_error_t check_capture(const struct host_side *host, const struct cap
 	return DOCA_SUCCESS;
 }
 
+/* Frames another program sent: whole records, back to back, each 14 to 9000 bytes; their lengths
+ * are listed in order, runs of one length together ("512 x 64, 512 x 1500"). */
+static doca_error_t check_external_capture(const struct host_side *host, const struct capture_report *report)
+{
+	char runs[512] = "";
+	size_t used = 0, offset = 0;
+	uint32_t run_len = 0;
+	uint64_t run_count = 0;
+
+	if (report->records != host->config->count || report->truncated != 0 || report->bytes > host->region_len) {
+		DOCA_LOG_ERR("The DPU captured %" PRIu64 " frames (%" PRIu64 " bytes, %" PRIu64
+			     " truncated); %u expected",
+			     report->records, report->bytes, report->truncated, host->config->count);
+		return DOCA_ERROR_UNEXPECTED;
+	}
+	for (uint64_t i = 0; i <= report->records; i++) {
+		uint32_t len = 0;
+
+		if (i < report->records) {
+			if (offset + CAPTURE_RECORD_HEADER > report->bytes) {
+				DOCA_LOG_ERR("Record %" PRIu64 " starts past the %" PRIu64 " bytes captured", i,
+					     report->bytes);
+				return DOCA_ERROR_UNEXPECTED;
+			}
+			memcpy(&len, host->region + offset, sizeof(len));
+			if (len < 14 || len > CAPTURE_MAX_FRAME ||
+			    offset + CAPTURE_RECORD_HEADER + len > report->bytes) {
+				DOCA_LOG_ERR("Record %" PRIu64 " has an impossible length, %u bytes", i, len);
+				return DOCA_ERROR_UNEXPECTED;
+			}
+			offset += CAPTURE_RECORD_HEADER + len;
+		}
+		if (i > 0 && (i == report->records || len != run_len) && used < sizeof(runs)) {
+			used += (size_t)snprintf(runs + used, sizeof(runs) - used, "%s%" PRIu64 " x %u",
+						 used ? ", " : "", run_count, run_len);
+			run_count = 0;
+		}
+		run_len = len;
+		run_count++;
+	}
+	if (offset != report->bytes) {
+		DOCA_LOG_ERR("The records end at byte %zu, the DPU wrote %" PRIu64, offset, report->bytes);
+		return DOCA_ERROR_UNEXPECTED;
+	}
+	DOCA_LOG_INFO("Captured %" PRIu64 " frames from another sender on PF0, lengths in order: %s", report->records,
+		      runs);
+	return DOCA_SUCCESS;
+}
+
 doca_error_t capture_run_host(const struct capture_config *config)
 {
 	struct host_side host = {.config = config, .fd = -1};
@@ -274,14 +324,22 @@ doca_error_t capture_run_host(const struct capture_config *config)
 	/* The DPU answers once its port is up and the export imported. */
 	if (result == DOCA_SUCCESS)
 		result = receive_report(&host, &report, config->timeout_seconds);
-	if (result == DOCA_SUCCESS)
-		result = start_port(&host);
-	if (result == DOCA_SUCCESS)
-		result = send_frames(&host);
-	if (result == DOCA_SUCCESS)
-		result = receive_report(&host, &report, 2 * config->timeout_seconds);
-	if (result == DOCA_SUCCESS)
-		result = check_capture(&host, &report);
+	if (result == DOCA_SUCCESS && config->external_sender) {
+		/* The DPU gives up after its own timeout without a frame. */
+		DOCA_LOG_INFO("Waiting for %u frames sent on PF0 by another program", config->count);
+		result = receive_report(&host, &report, 4 * config->timeout_seconds + 60);
+		if (result == DOCA_SUCCESS)
+			result = check_external_capture(&host, &report);
+	} else {
+		if (result == DOCA_SUCCESS)
+			result = start_port(&host);
+		if (result == DOCA_SUCCESS)
+			result = send_frames(&host);
+		if (result == DOCA_SUCCESS)
+			result = receive_report(&host, &report, 2 * config->timeout_seconds);
+		if (result == DOCA_SUCCESS)
+			result = check_capture(&host, &report);
+	}
 
 	if (host.port_started)
 		rte_eth_dev_stop(host.port_id);

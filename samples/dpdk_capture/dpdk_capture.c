@@ -8,13 +8,18 @@
  *   SOFTDPU_SIDE=dpu  dpdk_capture -- --role dpu
  *   SOFTDPU_SIDE=host dpdk_capture -- --role host --count 1000
  *
+ * With --external-sender the host only exports and checks; another program on PF0 (dpdk-testpmd,
+ * ...) sends the frames.
+ *
  * The arguments before "--" go to DPDK's EAL (none: no hugepages, no PCI, a file prefix per
  * process). See samples/dpdk_capture/README.md.
  */
 #define _GNU_SOURCE /* DPDK's headers use strnlen and friends */
 #include "dpdk_capture.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +40,32 @@ DOCA_LOG_REGISTER(DPDK_CAPTURE);
 
 volatile int capture_force_quit;
 static bool eal_initialised;
+/* The EAL's run-time directory when this program chose the file prefix: removed at exit, so that
+ * runs leave nothing behind (DPDK 22.11 keeps it, and refuses --in-memory with --no-huge). */
+static char own_runtime_dir[PATH_MAX];
+
+/* Removes own_runtime_dir and the files in it (DPDK puts no directories there). */
+static void remove_own_runtime_dir(void)
+{
+	DIR *dir;
+	struct dirent *entry;
+
+	if (own_runtime_dir[0] == '\0')
+		return;
+	dir = opendir(own_runtime_dir);
+	if (dir != NULL) {
+		while ((entry = readdir(dir)) != NULL) {
+			char path[PATH_MAX + 256];
+
+			if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", own_runtime_dir, entry->d_name);
+			unlink(path);
+		}
+		closedir(dir);
+	}
+	rmdir(own_runtime_dir);
+}
 
 static void signal_handler(int signum)
 {
@@ -87,6 +118,8 @@ doca_error_t capture_eal_init(int argc, char **argv)
 		return DOCA_ERROR_DRIVER;
 	}
 	eal_initialised = true;
+	if (argv == defaults)
+		snprintf(own_runtime_dir, sizeof(own_runtime_dir), "%s", rte_eal_get_runtime_dir());
 	return DOCA_SUCCESS;
 }
 
@@ -246,6 +279,12 @@ static doca_error_t count_cb(void *param, void *config)
 	return DOCA_SUCCESS;
 }
 
+static doca_error_t external_sender_cb(void *param, void *config)
+{
+	((struct capture_config *)config)->external_sender = *(bool *)param;
+	return DOCA_SUCCESS;
+}
+
 static doca_error_t timeout_cb(void *param, void *config)
 {
 	const int value = *(const int *)param;
@@ -318,6 +357,12 @@ static doca_error_t register_flags(void)
 				       "Host: frames to send on PF0 and expect captured (default 1000)",
 				       DOCA_ARGP_TYPE_INT, count_cb, false);
 	if (result == DOCA_SUCCESS)
+		result = register_flag(
+		    "e", "external-sender", NULL,
+		    "Host: another program (testpmd, ...) sends the --count frames on PF0; the host checks "
+		    "the records' structure and lists their lengths",
+		    DOCA_ARGP_TYPE_BOOLEAN, external_sender_cb, false);
+	if (result == DOCA_SUCCESS)
 		result =
 		    register_flag("t", "timeout", "<seconds>", "Longest wait for the peer or for frames (default 10)",
 				  DOCA_ARGP_TYPE_INT, timeout_cb, false);
@@ -367,8 +412,10 @@ int main(int argc, char **argv)
 		DOCA_LOG_ERR("DPDK capture (%s side) failed: %s", config.role == CAPTURE_ROLE_HOST ? "host" : "DPU",
 			     doca_error_get_descr(result));
 out:
-	if (eal_initialised)
+	if (eal_initialised) {
 		rte_eal_cleanup();
+		remove_own_runtime_dir();
+	}
 	doca_argp_destroy();
 	return status;
 }

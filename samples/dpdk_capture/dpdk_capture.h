@@ -35,6 +35,7 @@ struct capture_config {
 	char pci_addr[32];                   /* empty: the role's default */
 	char representor[64];                /* DPU: the representor= value to capture on */
 	uint32_t count;                      /* host: frames to send and expect captured */
+	bool external_sender;                /* host: another program sends the frames on PF0 */
 	int timeout_seconds;                 /* longest wait for the peer, or for frames */
 };
 

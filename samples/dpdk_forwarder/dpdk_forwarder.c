@@ -14,8 +14,10 @@
  *   SOFTDPU_SIDE=dpu dpdk_forwarder -l 0 --no-huge -m 256 --no-pci -- -p 03:00.0 -r pf0vf65535
  */
 #define _GNU_SOURCE /* DPDK's headers use strnlen and friends */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -74,6 +76,32 @@ struct direction {
 
 static volatile sig_atomic_t force_quit;
 static bool eal_initialised;
+/* The EAL's run-time directory when this program chose the file prefix: removed at exit, so that
+ * runs leave nothing behind (DPDK 22.11 keeps it, and refuses --in-memory with --no-huge). */
+static char own_runtime_dir[PATH_MAX];
+
+/* Removes own_runtime_dir and the files in it (DPDK puts no directories there). */
+static void remove_own_runtime_dir(void)
+{
+	DIR *dir;
+	struct dirent *entry;
+
+	if (own_runtime_dir[0] == '\0')
+		return;
+	dir = opendir(own_runtime_dir);
+	if (dir != NULL) {
+		while ((entry = readdir(dir)) != NULL) {
+			char path[PATH_MAX + 256];
+
+			if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", own_runtime_dir, entry->d_name);
+			unlink(path);
+		}
+		closedir(dir);
+	}
+	rmdir(own_runtime_dir);
+}
 
 static void signal_handler(int signum)
 {
@@ -212,6 +240,8 @@ static doca_error_t eal_init(int argc, char **argv)
 		return DOCA_ERROR_DRIVER;
 	}
 	eal_initialised = true;
+	if (argv == defaults)
+		snprintf(own_runtime_dir, sizeof(own_runtime_dir), "%s", rte_eal_get_runtime_dir());
 	return DOCA_SUCCESS;
 }
 
@@ -496,8 +526,10 @@ int main(int argc, char **argv)
 		status = EXIT_SUCCESS;
 
 destroy_argp:
-	if (eal_initialised)
+	if (eal_initialised) {
 		rte_eal_cleanup();
+		remove_own_runtime_dir();
+	}
 	doca_argp_destroy();
 	return status;
 }

@@ -12,6 +12,8 @@
 #            round. Sent, forwarded and received counts match, lengths and their order too.
 #   capture  dpdk_capture: the host sends COUNT frames on PF0, the DPU captures them from pf0hpf
 #            into host memory with DMA, the host checks every record.
+#   capture-testpmd  the same capture with unchanged dpdk-testpmd sending on host PF0 (512 frames
+#            each of 64, 1500 and 9000 bytes); the host checks the records and their lengths in order.
 #   errors   the samples' refusals: a representor the topology lacks, a capture host without its
 #            DPU, a capture DPU without its host: each exits non-zero, in time, saying why.
 #
@@ -28,9 +30,9 @@ link_peer=$3
 mode=$4
 count=${5:-20000}
 
-case $mode in peers | testpmd | capture | errors) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
+case $mode in peers | testpmd | capture | capture-testpmd | errors) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
 testpmd=${DPDK_TESTPMD:-$(command -v dpdk-testpmd || true)}
-if [ "$mode" = testpmd ] && [ -z "$testpmd" ]; then
+if [[ $mode == *testpmd ]] && [ -z "$testpmd" ]; then
 	echo "SKIP: dpdk-testpmd not found (Debian's dpdk package)"
 	exit 77
 fi
@@ -45,7 +47,6 @@ work=$(mktemp -d /tmp/sdpu-dpdk.XXXXXX) || exit 1
 export SOFTDPU_RUN_DIR=$work/run
 unset SOFTDPU_TOPOLOGY
 pids=()
-prefixes=()
 cleanup() {
 	exec 3>&- 4>&- 2>/dev/null
 	for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
@@ -54,7 +55,8 @@ cleanup() {
 		kill -KILL "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
-	for prefix in "${prefixes[@]}"; do rm -rf "/var/run/dpdk/$prefix" "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$prefix"; done
+	# The DPDK run-time directories of every file prefix used here (sdpu_<name>_<this pid>).
+	rm -rf /var/run/dpdk/sdpu_*_"$$" "${XDG_RUNTIME_DIR:-/tmp}"/dpdk/sdpu_*_"$$"
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -90,10 +92,10 @@ done
 forwarder=$out/dpdk_forwarder
 capture=$out/dpdk_capture
 
-# EAL options of our own programs: one lcore, no hugepages, no PCI, a file prefix each.
+# EAL options of our own programs: one lcore, no hugepages, no PCI, a file prefix each
+# (sdpu_<name>_<this pid>: the clean-up removes their run-time directories).
 eal() {
 	local name=sdpu_$1_$$
-	prefixes+=("$name")
 	echo "-l 0 --no-huge -m 256 --no-pci --no-telemetry --log-level=*:warning --file-prefix=$name"
 }
 
@@ -136,6 +138,28 @@ check_direction() {
 	echo "ok: forwarder $want"
 }
 
+# The vdev of one testpmd: a memif client of a link's socket, 16 KiB buffers as the links use.
+vdev() { echo "net_memif0,role=client,socket=$SOFTDPU_RUN_DIR/links/$1.sock,socket-abstract=no,bsize=16384"; }
+# testpmd's own EAL: two lcores on CPU 1 (the forwarder polls on CPU 0), no hugepages, no PCI.
+tp_eal() {
+	local name=sdpu_tp$1_$$
+	echo "--lcores=0@1,1@1 --no-huge -m 512 --no-pci --no-telemetry --file-prefix=$name"
+}
+# mbufs of 9216 data bytes after the 128-byte headroom: a 9000-byte frame in one mbuf.
+tp_app=(-i --mbuf-size=9344 --total-num-mbufs=2048 --no-flush-rx)
+# testpmd runs under "stdbuf -oL": its output to the log is line-buffered, so the verbose line
+# of every frame is in the log when printed, whole, never cut by the prompt's echo (which
+# testpmd writes to the descriptor directly).
+# wait_link FD LOG: asks for the port's state until its link is up (testpmd itself waits up to
+# 9 s for links at start-up before it reads commands).
+wait_link() {
+	for _ in $(seq 150); do
+		echo "show port info 0" >&"$1"
+		sleep 0.2
+		grep -q "Link status: up" "$2" && return 0
+	done
+	fail "testpmd's link did not come up ($2)"
+}
 case $mode in
 peers)
 	start_forwarder
@@ -173,29 +197,6 @@ peers)
 testpmd)
 	per_size=512
 	sizes=(64 1500 9000)
-	# The vdev of one testpmd: a memif client of a link's socket, 16 KiB buffers as the links use.
-	vdev() { echo "net_memif0,role=client,socket=$SOFTDPU_RUN_DIR/links/$1.sock,socket-abstract=no,bsize=16384"; }
-	# testpmd's own EAL: two lcores on CPU 1 (the forwarder polls on CPU 0), no hugepages, no PCI.
-	tp_eal() {
-		local name=sdpu_tp$1_$$
-		prefixes+=("$name")
-		echo "--lcores=0@1,1@1 --no-huge -m 512 --no-pci --no-telemetry --file-prefix=$name"
-	}
-	# mbufs of 9216 data bytes after the 128-byte headroom: a 9000-byte frame in one mbuf.
-	tp_app=(-i --mbuf-size=9344 --total-num-mbufs=2048 --no-flush-rx)
-	# testpmd runs under "stdbuf -oL": its output to the log is line-buffered, so the verbose line
-	# of every frame is in the log when printed, whole, never cut by the prompt's echo (which
-	# testpmd writes to the descriptor directly).
-	# wait_link FD LOG: asks for the port's state until its link is up (testpmd itself waits up to
-	# 9 s for links at start-up before it reads commands).
-	wait_link() {
-		for _ in $(seq 150); do
-			echo "show port info 0" >&"$1"
-			sleep 0.2
-			grep -q "Link status: up" "$2" && return 0
-		done
-		fail "testpmd's link did not come up ($2)"
-	}
 	for direction in "hpf0 p0 representor -> uplink" "p0 hpf0 uplink -> representor"; do
 		read -r from to name <<<"$direction"
 		echo "--- testpmd on $from sends, the forwarder forwards ($name), testpmd on $to receives"
@@ -289,6 +290,58 @@ capture)
 	grep -q "All $count frames captured in order and intact" "$work/capture-host.log" ||
 		fail "the host did not check $count records"
 	;;
+capture-testpmd)
+	socket=$work/capture.sock
+	expected=1536
+	# shellcheck disable=SC2046
+	SOFTDPU_SIDE=dpu timeout -s KILL $LIMIT "$capture" $(eal capd) -- --role dpu --socket "$socket" -t 30 \
+		>"$work/capture-dpu.log" 2>&1 &
+	dpu_pid=$!
+	pids+=("$dpu_pid")
+	# shellcheck disable=SC2046
+	SOFTDPU_SIDE=host timeout -s KILL $LIMIT "$capture" $(eal caph) -- --role host --socket "$socket" \
+		--count "$expected" --external-sender -t 30 >"$work/capture-host.log" 2>&1 &
+	host_pid=$!
+	pids+=("$host_pid")
+	for _ in $(seq 300); do
+		grep -q "Waiting for $expected frames" "$work/capture-host.log" 2>/dev/null && break
+		kill -0 "$host_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	grep -q "Waiting for $expected frames" "$work/capture-host.log" || fail "the capture host is not waiting"
+	rm -f "$work/tx.in"
+	mkfifo "$work/tx.in"
+	# shellcheck disable=SC2046
+	timeout -s KILL $LIMIT stdbuf -oL "$testpmd" $(tp_eal cap) --vdev="$(vdev hpf0)" -- "${tp_app[@]}" \
+		--forward-mode=io <"$work/tx.in" >"$work/tx-hpf0.log" 2>&1 &
+	tx_pid=$!
+	pids+=("$tx_pid")
+	exec 3>"$work/tx.in"
+	wait_link 3 "$work/tx-hpf0.log"
+	echo "set fwd io retry" >&3
+	for size in 64 1500 9000; do
+		echo "set txpkts $size" >&3
+		echo "start tx_first 16" >&3
+		sleep 0.5
+		echo "stop" >&3
+	done
+	host_status=0
+	wait "$host_pid" || host_status=$?
+	dpu_status=0
+	wait "$dpu_pid" || dpu_status=$?
+	# The DPU has closed its port: testpmd's exit status is not the test's (see the note above).
+	echo "quit" >&3
+	exec 3>&-
+	wait "$tx_pid" 2>/dev/null
+	cat "$work/capture-dpu.log" "$work/capture-host.log"
+	if [ "$host_status" != 0 ] || [ "$dpu_status" != 0 ]; then
+		fail "dpdk_capture: host exit $host_status, DPU exit $dpu_status"
+	fi
+	want="Captured $expected frames from another sender on PF0, lengths in order: 512 x 64, 512 x 1500, 512 x 9000"
+	grep -q "$want" "$work/capture-host.log" || fail "the host did not report \"$want\""
+	echo "ok: $want"
+	;;
+
 errors)
 	# expect_failure NAME LOG PATTERN MAX_SECONDS COMMAND...: non-zero exit, the message, in time.
 	expect_failure() {
