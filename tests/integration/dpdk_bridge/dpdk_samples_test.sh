@@ -140,10 +140,12 @@ check_direction() {
 
 # The vdev of one testpmd: a memif client of a link's socket, 16 KiB buffers as the links use.
 vdev() { echo "net_memif0,role=client,socket=$SOFTDPU_RUN_DIR/links/$1.sock,socket-abstract=no,bsize=16384"; }
-# testpmd's own EAL: two lcores on CPU 1 (the forwarder polls on CPU 0), no hugepages, no PCI.
+# testpmd's own EAL: two lcores on CPU 1 (the forwarder polls on CPU 0; CPU 0 on a machine with one
+# CPU), no hugepages, no PCI.
+tp_cpu=$(($(nproc) > 1 ? 1 : 0))
 tp_eal() {
 	local name=sdpu_tp$1_$$
-	echo "--lcores=0@1,1@1 --no-huge -m 512 --no-pci --no-telemetry --file-prefix=$name"
+	echo "--lcores=0@$tp_cpu,1@$tp_cpu --no-huge -m 512 --no-pci --no-telemetry --file-prefix=$name"
 }
 # mbufs of 9216 data bytes after the 128-byte headroom: a 9000-byte frame in one mbuf.
 tp_app=(-i --mbuf-size=9344 --total-num-mbufs=2048 --no-flush-rx)
