@@ -3,6 +3,7 @@
 #include "common/api_barrier.hpp"
 #include "common/sdk_log.hpp"
 #include "core/dev/dev.hpp"
+#include "dpdk_bridge/devargs.hpp"
 
 #include <softdpu/link.h>
 
@@ -10,47 +11,32 @@
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 
-#include <cstdio>
+#include <algorithm>
+#include <iterator>
 #include <mutex>
+#include <new>
+#include <string>
+#include <vector>
 
 namespace softdpu::dpdk_bridge {
 
 namespace {
 
+using device::Function;
+using device::FuncType;
+using device::Representor;
+using device::Side;
+using device::Topology;
+
 struct Port {
 	doca_dev *dev;
 	uint16_t port_id;
 	std::string vdev_name;
+	bool representor; // a representor's port; false: the device's own
 };
 
 std::mutex ports_mutex;
 std::vector<Port> ports; // guarded by ports_mutex
-
-bool is_key_char(char c) noexcept
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
-
-bool is_hex(char c) noexcept
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-// [domain:]bus:devid.func: hex digits, one or two colons, one dot before the last digit.
-bool looks_like_pci_address(std::string_view item) noexcept
-{
-	size_t colons = 0;
-	size_t dots = 0;
-	for (const char c : item) {
-		if (c == ':')
-			++colons;
-		else if (c == '.')
-			++dots;
-		else if (!is_hex(c))
-			return false;
-	}
-	return (colons == 1 || colons == 2) && dots == 1;
-}
 
 // The port of a device if it is still a valid DPDK port (the application may have closed it).
 bool is_live(const Port &port) noexcept
@@ -60,48 +46,147 @@ bool is_live(const Port &port) noexcept
 	       port.vdev_name == name;
 }
 
-} // namespace
-
-Devargs parse_devargs(std::string_view text)
+// The DPU PFs in topology order: pf0 (p0), pf1 (p1), ... as representor= numbers them.
+std::vector<const Function *> dpu_pfs(const Topology &topology)
 {
-	Devargs result;
-	size_t start = 0;
-	while (start <= text.size()) {
-		const size_t comma = text.find(',', start);
-		const std::string_view item =
-		    text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-		start = comma == std::string_view::npos ? text.size() + 1 : comma + 1;
-		if (item.empty()) {
-			if (text.empty())
-				break;
-			result.error = "an empty item";
-			return result;
-		}
-		if (looks_like_pci_address(item)) {
-			result.error = "a PCI address (\"" + std::string(item) +
-				       "\"): the device is named by the doca_dev, the devargs must not name it";
-			return result;
-		}
-		const size_t equal = item.find('=');
-		const std::string_view key = item.substr(0, equal);
-		const std::string_view value =
-		    equal == std::string_view::npos ? std::string_view() : item.substr(equal + 1);
-		if (key.empty()) {
-			result.error = "an item without a key (\"" + std::string(item) + "\")";
-			return result;
-		}
-		for (const char c : key) {
-			if (!is_key_char(c)) {
-				result.error = "a malformed key (\"" + std::string(key) + "\")";
-				return result;
-			}
-		}
-		if (key == "representor")
-			result.representor = std::string(value);
-		result.items.emplace_back(std::string(key), std::string(value));
+	std::vector<const Function *> pfs;
+	for (const auto &function : topology.all_functions()) {
+		if (function->side == Side::dpu && function->type == FuncType::pf)
+			pfs.push_back(function.get());
 	}
-	return result;
+	return pfs;
 }
+
+// A VF's or SF's number: its place among its PF's functions of its type, in topology order
+// (pf0vf0, pf0vf1 are host pf0's first and second VFs).
+size_t function_number(const Topology &topology, const Function &function)
+{
+	size_t number = 0;
+	for (const auto &other : topology.all_functions()) {
+		if (other.get() == &function)
+			return number;
+		if (other->parent == function.parent && other->type == function.type)
+			++number;
+	}
+	return number;
+}
+
+// The representor of DPU PF `manager` that the selector names, or null.
+const Representor *find_representor(const Topology &topology, const Function &manager,
+				    const RepresentorSelector &selector)
+{
+	for (const auto &rep : topology.representors()) {
+		const Function *function = rep->represents;
+		if (rep->manager != &manager || function == nullptr)
+			continue;
+		switch (selector.kind) {
+		case RepresentorKind::host_pf:
+			if (function->side == Side::host && function->type == FuncType::pf)
+				return rep.get();
+			break;
+		case RepresentorKind::vf:
+			if (function->side == Side::host && function->type == FuncType::vf &&
+			    function_number(topology, *function) == selector.number)
+				return rep.get();
+			break;
+		case RepresentorKind::sf:
+			if (function->side == Side::dpu && function->type == FuncType::sf &&
+			    function_number(topology, *function) == selector.number)
+				return rep.get();
+			break;
+		}
+	}
+	return nullptr;
+}
+
+// The representors that the representor= values name, each once, in order; INVALID_VALUE (logged)
+// for a malformed value or a representor the topology lacks.
+doca_error_t resolve_representors(const doca_dev &dev, const std::vector<std::string> &values,
+				  std::vector<const Representor *> &found)
+{
+	const Function &probed = dev.function();
+	if (probed.side != Side::dpu || probed.type != FuncType::pf) {
+		SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: representor=%s on device %s, which is not a DPU PF: "
+			    "only a DPU PF (p0, p1) has representors",
+			    values.front().c_str(), probed.name.c_str());
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	const Topology &topology = dev.devinfo().table().topology();
+	const std::vector<const Function *> pfs = dpu_pfs(topology);
+	const uint16_t probed_number = static_cast<uint16_t>(std::find(pfs.begin(), pfs.end(), &probed) - pfs.begin());
+	for (const std::string &value : values) {
+		const RepresentorList list = parse_representor(value);
+		if (!list.error.empty()) {
+			SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: representor=%s refused: %s", value.c_str(),
+				    list.error.c_str());
+			return DOCA_ERROR_INVALID_VALUE;
+		}
+		for (const RepresentorSelector &selector : list.selectors) {
+			const uint16_t pf = selector.pf.value_or(probed_number);
+			const Representor *rep =
+			    pf < pfs.size() ? find_representor(topology, *pfs[pf], selector) : nullptr;
+			if (rep == nullptr) {
+				RepresentorSelector absolute = selector;
+				absolute.pf = pf;
+				SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: representor=%s names %s, which the "
+					    "topology lacks (%s)",
+					    value.c_str(), absolute.spelling().c_str(),
+					    pf < pfs.size() ? ("no such representor of DPU PF " + pfs[pf]->name).c_str()
+							    : "no such DPU PF");
+				return DOCA_ERROR_INVALID_VALUE;
+			}
+			if (std::find(found.begin(), found.end(), rep) == found.end())
+				found.push_back(rep);
+		}
+	}
+	return DOCA_SUCCESS;
+}
+
+// Creates DPDK's net_memif port on one end of a link: the vdev name is stable,
+// net_memif_softdpu_<link>_<s|c>.
+doca_error_t create_memif_port(const softdpu_link &link, bool is_master, std::string &vdev_name, uint16_t &port_id)
+{
+	vdev_name = "net_memif_softdpu_" + std::string(link.name) + (is_master ? "_s" : "_c");
+	const std::string vdev_args =
+	    vdev_name + ",socket=" + link.socket + ",socket-abstract=no,role=" + (is_master ? "server" : "client") +
+	    ",id=" + std::to_string(link.interface_id) + ",bsize=" + std::to_string(link.buffer_size) +
+	    ",rsize=" + std::to_string(link.log2_ring_size);
+	// DPDK would answer a second vdev of the same name with the first one's port.
+	if (rte_eth_dev_get_port_by_name(vdev_name.c_str(), &port_id) == 0) {
+		SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: DPDK port %u is already named %s", port_id,
+			    vdev_name.c_str());
+		return DOCA_ERROR_DRIVER;
+	}
+	const int probed = rte_dev_probe(vdev_args.c_str());
+	if (probed < 0) {
+		SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: DPDK could not create port \"%s\": %s",
+			    vdev_args.c_str(), rte_strerror(-probed));
+		return DOCA_ERROR_DRIVER;
+	}
+	if (rte_eth_dev_get_port_by_name(vdev_name.c_str(), &port_id) != 0) {
+		SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: DPDK created no port named %s", vdev_name.c_str());
+		(void)rte_eal_hotplug_remove("vdev", vdev_name.c_str());
+		return DOCA_ERROR_DRIVER;
+	}
+	return DOCA_SUCCESS;
+}
+
+// The link that `end` (a function or representor name) ends, and whether that end serves.
+doca_error_t find_link(const std::string &end, softdpu_link &link, bool &is_master)
+{
+	uint8_t master = 0;
+	const doca_error_t found = softdpu_link_find(end.c_str(), &link, &master);
+	if (found == DOCA_ERROR_NOT_FOUND) {
+		SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: %s has no Ethernet network interface, so no packet "
+			    "link and no DPDK port (docs/links.md)",
+			    end.c_str());
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	is_master = master != 0;
+	return found;
+}
+
+} // namespace
 
 doca_error_t probe_port(doca_dev &dev, const char *devargs) noexcept
 {
@@ -117,25 +202,34 @@ doca_error_t probe_port(doca_dev &dev, const char *devargs) noexcept
 				    parsed.error.c_str());
 			return DOCA_ERROR_INVALID_VALUE;
 		}
-		const std::string &function = dev.function().name;
-		softdpu_link link{};
-		uint8_t is_master = 0;
-		const doca_error_t found = softdpu_link_find(function.c_str(), &link, &is_master);
-		if (found == DOCA_ERROR_NOT_FOUND) {
-			SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: device %s has no Ethernet network interface, "
-				    "so no packet link and no DPDK port (docs/links.md)",
-				    function.c_str());
-			return DOCA_ERROR_INVALID_VALUE;
+		std::vector<const Representor *> representors;
+		if (!parsed.representors.empty()) {
+			if (const doca_error_t resolved = resolve_representors(dev, parsed.representors, representors);
+			    resolved != DOCA_SUCCESS)
+				return resolved;
 		}
-		if (found != DOCA_SUCCESS)
+		// The links: the device's own end first, then each representor's (the serving end).
+		struct End {
+			softdpu_link link{};
+			bool is_master = false;
+		};
+		std::vector<End> ends(1 + representors.size());
+		if (const doca_error_t found = find_link(dev.function().name, ends[0].link, ends[0].is_master);
+		    found != DOCA_SUCCESS)
 			return found;
+		for (size_t i = 0; i < representors.size(); ++i) {
+			if (const doca_error_t found =
+				find_link(representors[i]->name, ends[i + 1].link, ends[i + 1].is_master);
+			    found != DOCA_SUCCESS)
+				return found;
+		}
 
 		const std::lock_guard lock(ports_mutex);
 		for (const Port &port : ports) {
-			if (port.dev == &dev && is_live(port)) {
+			if (port.dev == &dev && !port.representor && is_live(port)) {
 				SDK_LOG_ERR(
 				    "DPDK bridge: doca_dpdk_port_probe: device %s is already probed (DPDK port %u)",
-				    function.c_str(), port.port_id);
+				    dev.function().name.c_str(), port.port_id);
 				return DOCA_ERROR_DRIVER;
 			}
 		}
@@ -143,33 +237,32 @@ doca_error_t probe_port(doca_dev &dev, const char *devargs) noexcept
 		char dir[SOFTDPU_LINK_SOCKET_SIZE];
 		if (const doca_error_t made = softdpu_link_get_socket_dir(dir, sizeof(dir), 1); made != DOCA_SUCCESS)
 			return made == DOCA_ERROR_OPERATING_SYSTEM ? DOCA_ERROR_DRIVER : made;
-		if (!parsed.representor.empty())
-			SDK_LOG_WARN("DPDK bridge: doca_dpdk_port_probe: representor=%s recorded; representor ports "
-				     "are not brought up yet (docs/dpdk-bridge.md)",
-				     parsed.representor.c_str());
 
-		const std::string vdev_name = "net_memif_softdpu_" + std::string(link.name) + (is_master ? "_s" : "_c");
-		const std::string vdev_args = vdev_name + ",socket=" + link.socket +
-					      ",socket-abstract=no,role=" + (is_master ? "server" : "client") +
-					      ",id=" + std::to_string(link.interface_id) +
-					      ",bsize=" + std::to_string(link.buffer_size) +
-					      ",rsize=" + std::to_string(link.log2_ring_size);
-		const int probed = rte_dev_probe(vdev_args.c_str());
-		if (probed < 0) {
-			SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: DPDK could not create port \"%s\": %s",
-				    vdev_args.c_str(), rte_strerror(-probed));
-			return DOCA_ERROR_DRIVER;
-		}
-		uint16_t port_id = 0;
-		if (rte_eth_dev_get_port_by_name(vdev_name.c_str(), &port_id) != 0) {
-			SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: DPDK created no port named %s",
-				    vdev_name.c_str());
-			(void)rte_eal_hotplug_remove("vdev", vdev_name.c_str());
-			return DOCA_ERROR_DRIVER;
-		}
-		// Ports of closed DPDK devices are forgotten here.
+		// Ports of closed DPDK devices are forgotten here; room for the new ones is made before any
+		// is created, so that nothing throws once DPDK has them.
 		std::erase_if(ports, [](const Port &port) { return !is_live(port); });
-		ports.push_back(Port{&dev, port_id, vdev_name});
+		ports.reserve(ports.size() + ends.size());
+		std::vector<Port> created;
+		created.reserve(ends.size());
+		for (size_t i = 0; i < ends.size(); ++i) {
+			Port port{&dev, 0, {}, i > 0};
+			doca_error_t made = DOCA_ERROR_NO_MEMORY;
+			try {
+				made = create_memif_port(ends[i].link, ends[i].is_master, port.vdev_name, port.port_id);
+			} catch (const std::bad_alloc &) {
+				made = DOCA_ERROR_NO_MEMORY; // before DPDK made the port
+			}
+			if (made != DOCA_SUCCESS) {
+				// Every port this call made goes again.
+				for (const Port &undo : created) {
+					(void)rte_eth_dev_close(undo.port_id);
+					(void)rte_eal_hotplug_remove("vdev", undo.vdev_name.c_str());
+				}
+				return made;
+			}
+			created.push_back(std::move(port));
+		}
+		std::move(created.begin(), created.end(), std::back_inserter(ports));
 		return DOCA_SUCCESS;
 	});
 }

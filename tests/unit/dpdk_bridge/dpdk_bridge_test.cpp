@@ -2,6 +2,7 @@
 // doca_bufs that DOCA DMA reads and writes, their mbuf references, and every documented error.
 // EAL initialises once per process: every test calls eal() first, whether ctest runs it alone or
 // the whole binary runs.
+#include "bridge_support.hpp"
 #include "support/devices.hpp"
 #include "support/dma_fixture.h"
 
@@ -34,62 +35,11 @@
 #include <vector>
 
 using softdpu_test::DmaSetup;
+using softdpu_test::eal;
+using softdpu_test::PortLinks;
 using softdpu_test::progress_until;
 
 namespace {
-
-// The EAL of this process, and its run-time directory removed at exit.
-struct Eal {
-	Eal()
-	{
-		cpu_set_t saved;
-		CPU_ZERO(&saved);
-		(void)pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved);
-		// The link sockets of the port tests live in a run directory of this process's own.
-		char run_dir_template[] = "/tmp/softdpu_dpdk_bridge_run_XXXXXX";
-		if (mkdtemp(run_dir_template) != nullptr) {
-			run_dir = run_dir_template;
-			(void)setenv("SOFTDPU_RUN_DIR", run_dir.c_str(), 1);
-		}
-		std::vector<std::string> args = {"unit_dpdk_bridge",
-						 "--no-huge",
-						 "--no-pci",
-						 "-m",
-						 "128",
-						 "-l",
-						 "0",
-						 "--log-level=error",
-						 "--file-prefix=softdpu_dpdk_bridge_" + std::to_string(getpid())};
-		std::vector<char *> argv;
-		for (std::string &arg : args)
-			argv.push_back(arg.data());
-		ok = rte_eal_init(static_cast<int>(argv.size()), argv.data()) >= 0;
-		// EAL pins the main thread to lcore 0's CPU: give the test (and the DMA engine threads it
-		// starts) every CPU back.
-		(void)pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);
-		if (ok)
-			runtime_dir = rte_eal_get_runtime_dir();
-	}
-	~Eal()
-	{
-		std::error_code ignored;
-		if (!run_dir.empty())
-			std::filesystem::remove_all(run_dir, ignored);
-		if (!ok)
-			return;
-		(void)rte_eal_cleanup();
-		std::filesystem::remove_all(runtime_dir, ignored);
-	}
-	bool ok = false;
-	std::string run_dir;
-	std::string runtime_dir;
-};
-
-bool eal()
-{
-	static Eal instance;
-	return instance.ok;
-}
 
 rte_mempool *make_pktmbuf_pool(unsigned int count = 255, uint16_t data_room = RTE_MBUF_DEFAULT_BUF_SIZE)
 {
@@ -189,156 +139,6 @@ TEST(DpdkBridgePorts, ArgumentChecksAndUnprobedDevices)
 	EXPECT_EQ(doca_dpdk_get_first_port_id(dev, &port_id), DOCA_ERROR_NOT_FOUND);
 	EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
 }
-
-// Ports on the packet links: the bridge's port on a device's link end, and a plain net_memif port
-// on the other end of the same link (the end no doca_dev of this process's side stands for).
-class PortLinks : public ::testing::Test {
-protected:
-	static doca_dev *open_by_iface(const char *iface)
-	{
-		return softdpu_test::open_first_device([&](doca_devinfo *info) {
-			char name[DOCA_DEVINFO_IFACE_NAME_SIZE] = {};
-			return doca_devinfo_get_iface_name(info, name, sizeof(name)) == DOCA_SUCCESS &&
-			       std::strcmp(name, iface) == 0;
-		});
-	}
-
-	// The other end of the link that `end` (a function or representor name) ends: a net_memif port
-	// with the other role on the same socket.
-	static bool probe_peer(const char *end, const std::string &vdev, uint16_t &port_id)
-	{
-		softdpu_link link{};
-		uint8_t is_master = 0;
-		if (softdpu_link_find(end, &link, &is_master) != DOCA_SUCCESS)
-			return false;
-		char dir[SOFTDPU_LINK_SOCKET_SIZE];
-		if (softdpu_link_get_socket_dir(dir, sizeof(dir), 1) != DOCA_SUCCESS)
-			return false;
-		// DPDK's net_memif keeps one socket per path string in a process: the same socket file
-		// under another spelling ("links/./x.sock") keeps the two ends apart.
-		std::string socket = link.socket;
-		socket.insert(socket.rfind('/'), "/.");
-		const std::string args = vdev + ",socket=" + socket +
-					 ",socket-abstract=no,role=" + (is_master != 0 ? "client" : "server") +
-					 ",id=0,bsize=16384,rsize=10";
-		return rte_dev_probe(args.c_str()) == 0 && rte_eth_dev_get_port_by_name(vdev.c_str(), &port_id) == 0;
-	}
-
-	void start_port(uint16_t port_id)
-	{
-		rte_eth_conf conf{};
-		ASSERT_EQ(rte_eth_dev_configure(port_id, 1, 1, &conf), 0);
-		ASSERT_EQ(rte_eth_rx_queue_setup(port_id, 0, 1024, SOCKET_ID_ANY, nullptr, pool), 0);
-		ASSERT_EQ(rte_eth_tx_queue_setup(port_id, 0, 1024, SOCKET_ID_ANY, nullptr), 0);
-		ASSERT_EQ(rte_eth_dev_start(port_id), 0);
-		started.push_back(port_id);
-	}
-
-	static bool link_up(uint16_t port_id)
-	{
-		rte_eth_link link{};
-		return rte_eth_link_get_nowait(port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
-	}
-
-	static bool wait_up(uint16_t a, uint16_t b)
-	{
-		for (int i = 0; i < 1000; ++i) {
-			if (link_up(a) && link_up(b))
-				return true;
-			usleep(10000);
-		}
-		return false;
-	}
-
-	static uint16_t frame_size(uint32_t seq)
-	{
-		if (seq % 7 == 0)
-			return seq % 14 == 0 ? 9000 : 64;
-		return static_cast<uint16_t>(64 + (seq * 397) % (9000 - 64 + 1));
-	}
-
-	static uint8_t frame_byte(uint32_t seq, uint32_t at) { return static_cast<uint8_t>(seq * 31 + at * 7 + 1); }
-
-	// Sends `count` frames of 64..9000 bytes from `from`, receives them on `to`: every frame
-	// arrives once, in order, with its length and every byte.
-	void exchange(uint16_t from, uint16_t to, uint32_t count)
-	{
-		uint32_t sent = 0, received = 0, bad = 0;
-		for (int idle = 0; received < count && idle < 20000;) {
-			if (sent < count) {
-				rte_mbuf *burst[16];
-				uint16_t n = 0;
-				for (; n < 16 && sent + n < count; ++n) {
-					const uint32_t seq = sent + n;
-					rte_mbuf *m = rte_pktmbuf_alloc(pool);
-					ASSERT_NE(m, nullptr);
-					const uint16_t size = frame_size(seq);
-					auto *data = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(m, size));
-					ASSERT_NE(data, nullptr);
-					for (uint32_t at = 0; at < size; ++at)
-						data[at] = frame_byte(seq, at);
-					std::memcpy(data + 12, &seq, sizeof(seq));
-					burst[n] = m;
-				}
-				const uint16_t taken = rte_eth_tx_burst(from, 0, burst, n);
-				for (uint16_t i = taken; i < n; ++i)
-					rte_pktmbuf_free(burst[i]);
-				sent += taken;
-			}
-			rte_mbuf *got[32];
-			const uint16_t n = rte_eth_rx_burst(to, 0, got, 32);
-			idle = n == 0 ? idle + 1 : 0;
-			if (n == 0)
-				usleep(100);
-			for (uint16_t i = 0; i < n; ++i) {
-				rte_mbuf *m = got[i];
-				const uint32_t seq = received++;
-				uint32_t carried = 0;
-				const bool one_segment = m->nb_segs == 1;
-				bool same = one_segment && m->pkt_len == frame_size(seq);
-				const auto *data = rte_pktmbuf_mtod(m, const uint8_t *);
-				if (same) {
-					std::memcpy(&carried, data + 12, sizeof(carried));
-					same = carried == seq;
-					for (uint32_t at = 0; same && at < m->pkt_len; ++at)
-						same = (at >= 12 && at < 16) || data[at] == frame_byte(seq, at);
-				}
-				bad += same ? 0 : 1;
-				rte_pktmbuf_free(m);
-			}
-		}
-		EXPECT_EQ(sent, count);
-		EXPECT_EQ(received, count);
-		EXPECT_EQ(bad, 0u);
-	}
-
-	void SetUp() override
-	{
-		ASSERT_TRUE(eal());
-		pool = rte_pktmbuf_pool_create("port_links", 2047, 0, 0, 16384 + RTE_PKTMBUF_HEADROOM, SOCKET_ID_ANY);
-		ASSERT_NE(pool, nullptr);
-	}
-
-	void TearDown() override
-	{
-		for (const uint16_t port_id : started) {
-			if (rte_eth_dev_is_valid_port(port_id) == 0)
-				continue;
-			char name[RTE_ETH_NAME_MAX_LEN] = {};
-			(void)rte_eth_dev_get_name_by_port(port_id, name);
-			(void)rte_eth_dev_stop(port_id);
-			(void)rte_eth_dev_close(port_id);
-			(void)rte_eal_hotplug_remove("vdev", name);
-		}
-		for (doca_dev *dev : devs)
-			EXPECT_EQ(doca_dev_close(dev), DOCA_SUCCESS);
-		rte_mempool_free(pool);
-	}
-
-	rte_mempool *pool = nullptr;
-	std::vector<uint16_t> started;
-	std::vector<doca_dev *> devs;
-};
 
 // The host's PF0 (link hpf0) and its VF pf0vf1 (link hpf0vf1) as bridge ports (the tests run on
 // the host side: both ends connect), each against a plain net_memif port serving the

@@ -1,0 +1,309 @@
+// doca_dpdk_port_probe on the DPU side: a DPU PF probed with representor= brings up one more port
+// per representor, each DPDK's net_memif serving that representor's link; every refusal; the
+// ports a failed call made are gone again; frames between a representor's port and the host
+// function's end; a host end that is killed and comes back (a real process, link_echo).
+#include "bridge_support.hpp"
+
+#include "device/topology.hpp"
+
+#include <doca_dev.h>
+#include <doca_dpdk.h>
+#include <softdpu/link.h>
+
+#include <gtest/gtest.h>
+
+#include <rte_dev.h>
+#include <rte_ethdev.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+extern char **environ;
+
+using softdpu::device::Side;
+using softdpu::device::Topology;
+using softdpu::device::testing::ScopedTopology;
+using softdpu_test::eal;
+
+namespace {
+
+// The port DPDK knows by this name, or -1.
+int port_named(const char *name)
+{
+	uint16_t port_id = 0;
+	return rte_eth_dev_get_port_by_name(name, &port_id) == 0 ? port_id : -1;
+}
+
+class RepresentorPorts : public softdpu_test::PortLinks {
+protected:
+	void SetUp() override
+	{
+		PortLinks::SetUp();
+		ports_before = rte_eth_dev_count_avail();
+	}
+
+	// From here on, this process sees the DPU side of the built-in topology.
+	void use_dpu()
+	{
+		auto dpu = Topology::builtin_default(Side::dpu);
+		ASSERT_TRUE(dpu.topology) << dpu.error;
+		scoped = std::make_unique<ScopedTopology>(dpu.topology);
+	}
+
+	doca_dev *open(const char *iface)
+	{
+		doca_dev *dev = open_by_iface(iface);
+		if (dev != nullptr)
+			devs.push_back(dev);
+		return dev;
+	}
+
+	void TearDown() override
+	{
+		// Every port a test left (probed, not started) goes before the devices close.
+		uint16_t port_id = 0;
+		RTE_ETH_FOREACH_DEV(port_id)
+		{
+			char name[RTE_ETH_NAME_MAX_LEN] = {};
+			(void)rte_eth_dev_get_name_by_port(port_id, name);
+			(void)rte_eth_dev_stop(port_id);
+			(void)rte_eth_dev_close(port_id);
+			(void)rte_eal_hotplug_remove("vdev", name);
+		}
+		PortLinks::TearDown();
+		EXPECT_EQ(rte_eth_dev_count_avail(), 0u);
+	}
+
+	std::unique_ptr<ScopedTopology> scoped;
+	uint16_t ports_before = 0;
+};
+
+TEST_F(RepresentorPorts, RepresentorsOnlyOnADpuPf)
+{
+	// A host function has no representors.
+	doca_dev *host_pf = open("enp11s0f0np0");
+	ASSERT_NE(host_pf, nullptr);
+	EXPECT_EQ(doca_dpdk_port_probe(host_pf, "dv_flow_en=2,representor=vf0"), DOCA_ERROR_INVALID_VALUE);
+	use_dpu();
+	// Nor has a DPU SF.
+	doca_dev *sf = open("en3f0pf0sf0");
+	ASSERT_NE(sf, nullptr);
+	EXPECT_EQ(doca_dpdk_port_probe(sf, "representor=sf0"), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(rte_eth_dev_count_avail(), ports_before) << "no port was made";
+	uint16_t port_id = 0;
+	EXPECT_EQ(doca_dpdk_get_first_port_id(sf, &port_id), DOCA_ERROR_NOT_FOUND);
+}
+
+TEST_F(RepresentorPorts, MalformedOrUnknownRepresentorsAreRefusedBeforeAnyPort)
+{
+	use_dpu();
+	doca_dev *p0 = open("p0");
+	ASSERT_NE(p0, nullptr);
+	for (const char *devargs : {
+		 "representor=",                                    // empty
+		 "representor=pf0xf0",                              // malformed
+		 "representor=vf[0,1",                              // unclosed (the devargs themselves)
+		 "representor=[pf0vf0,pf0vf1",                      // unclosed list
+		 "representor=c1pf0vf0",                            // a controller
+		 "representor=vf2",                                 // host pf0 has VFs 0 and 1
+		 "representor=vf[0-2]",                             // vf2 again, after two that exist
+		 "representor=pf1vf1",                              // host pf1 has one VF
+		 "representor=sf1",                                 // p0 has one SF
+		 "representor=pf2",                                 // no DPU PF 2
+		 "dv_flow_en=2,representor=vf0,representor=pf0vf9", // the second item
+	     }) {
+		EXPECT_EQ(doca_dpdk_port_probe(p0, devargs), DOCA_ERROR_INVALID_VALUE) << devargs;
+	}
+	EXPECT_EQ(rte_eth_dev_count_avail(), ports_before) << "no port was made";
+	uint16_t port_id = 0;
+	EXPECT_EQ(doca_dpdk_get_first_port_id(p0, &port_id), DOCA_ERROR_NOT_FOUND);
+	// And the device can be probed properly afterwards.
+	EXPECT_EQ(doca_dpdk_port_probe(p0, "representor=vf0"), DOCA_SUCCESS);
+	EXPECT_EQ(rte_eth_dev_count_avail(), ports_before + 2u);
+}
+
+// The PF's own port first (the uplink's server), then one per representor in the order named, each
+// serving its link under a stable vdev name; every one is the PF's device's.
+TEST_F(RepresentorPorts, EachRepresentorIsAPortOfThePfDevice)
+{
+	use_dpu();
+	doca_dev *p0 = open("p0");
+	doca_dev *p1 = open("p1");
+	ASSERT_NE(p0, nullptr);
+	ASSERT_NE(p1, nullptr);
+	ASSERT_EQ(doca_dpdk_port_probe(p0, "dv_flow_en=2,dv_xmeta_en=4,representor=[pf0,vf1,pf0sf0,pf0vf65535],"
+					   "representor=pf1vf0"),
+		  DOCA_SUCCESS);
+	const char *names[] = {"net_memif_softdpu_p0_s", "net_memif_softdpu_hpf0_s", "net_memif_softdpu_hpf0vf1_s",
+			       "net_memif_softdpu_pf0sf0_s", "net_memif_softdpu_hpf1vf0_s"};
+	EXPECT_EQ(rte_eth_dev_count_avail(), ports_before + 5u) << "pf0 and pf0vf65535 are one representor";
+	std::vector<int> ids;
+	for (const char *name : names) {
+		ids.push_back(port_named(name));
+		ASSERT_GE(ids.back(), 0) << name;
+	}
+	for (size_t i = 1; i < ids.size(); ++i)
+		EXPECT_GT(ids[i], ids[i - 1]) << "ports are made in order";
+	uint16_t first = 0;
+	ASSERT_EQ(doca_dpdk_get_first_port_id(p0, &first), DOCA_SUCCESS);
+	EXPECT_EQ(first, ids[0]) << "the PF's own port";
+	for (const int id : ids) {
+		doca_dev *dev = nullptr;
+		ASSERT_EQ(doca_dpdk_port_as_dev(static_cast<uint16_t>(id), &dev), DOCA_SUCCESS);
+		EXPECT_EQ(dev, p0);
+	}
+	// Each port serves its link: the socket of the link is there.
+	char dir[SOFTDPU_LINK_SOCKET_SIZE];
+	ASSERT_EQ(softdpu_link_get_socket_dir(dir, sizeof(dir), 0), DOCA_SUCCESS);
+	for (const char *link : {"p0", "hpf0", "hpf0vf1", "pf0sf0", "hpf1vf0"})
+		EXPECT_TRUE(std::filesystem::exists(std::string(dir) + "/" + link + ".sock")) << link;
+
+	// p1 with the host PF's representor by its mlx5 number, relative to p1.
+	ASSERT_EQ(doca_dpdk_port_probe(p1, "representor=vf-1"), DOCA_SUCCESS);
+	const int hpf1 = port_named("net_memif_softdpu_hpf1_s");
+	ASSERT_GE(hpf1, 0);
+	doca_dev *dev = nullptr;
+	ASSERT_EQ(doca_dpdk_port_as_dev(static_cast<uint16_t>(hpf1), &dev), DOCA_SUCCESS);
+	EXPECT_EQ(dev, p1);
+	ASSERT_EQ(doca_dpdk_get_first_port_id(p1, &first), DOCA_SUCCESS);
+	EXPECT_EQ(first, port_named("net_memif_softdpu_p1_s"));
+	// A PF probed again: refused, as before.
+	EXPECT_EQ(doca_dpdk_port_probe(p1, "representor=vf-1"), DOCA_ERROR_DRIVER);
+	EXPECT_EQ(rte_eth_dev_count_avail(), ports_before + 7u);
+}
+
+// DPDK refuses the third port (a port of that name exists already): the two this call made are
+// removed again, and nothing is the device's.
+TEST_F(RepresentorPorts, AFailedProbeRemovesEveryPortItMade)
+{
+	use_dpu();
+	doca_dev *p0 = open("p0");
+	ASSERT_NE(p0, nullptr);
+	char dir[SOFTDPU_LINK_SOCKET_SIZE];
+	ASSERT_EQ(softdpu_link_get_socket_dir(dir, sizeof(dir), 1), DOCA_SUCCESS);
+	const std::string blocker = "net_memif_softdpu_hpf0vf1_s";
+	ASSERT_EQ(rte_dev_probe((blocker + ",socket=" + dir + "/blocker.sock,socket-abstract=no,role=server").c_str()),
+		  0);
+	EXPECT_EQ(doca_dpdk_port_probe(p0, "representor=[pf0vf0,pf0vf1]"), DOCA_ERROR_DRIVER);
+	EXPECT_EQ(port_named("net_memif_softdpu_p0_s"), -1);
+	EXPECT_EQ(port_named("net_memif_softdpu_hpf0vf0_s"), -1);
+	EXPECT_EQ(rte_eth_dev_count_avail(), ports_before + 1u) << "only the test's own port is left";
+	uint16_t port_id = 0;
+	EXPECT_EQ(doca_dpdk_get_first_port_id(p0, &port_id), DOCA_ERROR_NOT_FOUND);
+
+	const int blocker_port = port_named(blocker.c_str());
+	ASSERT_GE(blocker_port, 0);
+	ASSERT_EQ(rte_eth_dev_close(static_cast<uint16_t>(blocker_port)), 0);
+	ASSERT_EQ(rte_eal_hotplug_remove("vdev", blocker.c_str()), 0);
+	EXPECT_EQ(doca_dpdk_port_probe(p0, "representor=[pf0vf0,pf0vf1]"), DOCA_SUCCESS);
+	EXPECT_EQ(rte_eth_dev_count_avail(), ports_before + 3u);
+}
+
+// A DPU program's representor port and the host function's end of the same link (a plain
+// net_memif client in this process): frames of 64 to 9000 bytes both ways.
+TEST_F(RepresentorPorts, ARepresentorPortCarriesFramesToAndFromTheHostFunction)
+{
+	use_dpu();
+	doca_dev *p0 = open("p0");
+	ASSERT_NE(p0, nullptr);
+	ASSERT_EQ(doca_dpdk_port_probe(p0, "dv_flow_en=2,representor=pf0vf0"), DOCA_SUCCESS);
+	const int rep = port_named("net_memif_softdpu_hpf0vf0_s");
+	ASSERT_GE(rep, 0);
+	uint16_t host_vf = 0;
+	ASSERT_TRUE(probe_peer("hpf0vf0", "net_memif_test_pf0vf0", host_vf));
+	start_port(static_cast<uint16_t>(rep)); // the server first
+	start_port(host_vf);
+	ASSERT_TRUE(wait_up(static_cast<uint16_t>(rep), host_vf));
+	exchange(static_cast<uint16_t>(rep), host_vf, 3000);
+	exchange(host_vf, static_cast<uint16_t>(rep), 3000);
+}
+
+#ifdef SOFTDPU_LINK_ECHO
+// The host end of a representor's link, link_echo in a child process, killed with SIGKILL while
+// the representor's port is up: the port's link goes down; a new link_echo brings it up again and
+// frames flow again.
+class EchoPeer {
+public:
+	explicit EchoPeer(const char *name)
+	{
+		const std::string path = SOFTDPU_LINK_ECHO;
+		std::vector<std::string> args = {path, "--name", name, "--timeout", "120"};
+		std::vector<char *> argv;
+		for (std::string &arg : args)
+			argv.push_back(arg.data());
+		argv.push_back(nullptr);
+		// The child inherits SOFTDPU_RUN_DIR and SOFTDPU_SIDE=host (tests/support/test_env.cpp).
+		if (posix_spawn(&pid_, path.c_str(), nullptr, nullptr, argv.data(), environ) != 0)
+			pid_ = -1;
+	}
+	~EchoPeer() { kill_now(); }
+	EchoPeer(const EchoPeer &) = delete;
+	EchoPeer &operator=(const EchoPeer &) = delete;
+
+	bool running() const { return pid_ > 0; }
+	// SIGKILL, and the child reaped; true when it was still running until then.
+	bool kill_now()
+	{
+		if (pid_ <= 0)
+			return false;
+		int status = 0;
+		const bool alive = waitpid(pid_, &status, WNOHANG) == 0;
+		if (alive) {
+			(void)kill(pid_, SIGKILL);
+			(void)waitpid(pid_, &status, 0);
+		}
+		pid_ = -1;
+		return alive;
+	}
+
+private:
+	pid_t pid_ = -1;
+};
+
+bool wait_link(uint16_t port_id, bool up, int timeout_ms)
+{
+	for (int waited = 0;; waited += 10) {
+		rte_eth_link link{};
+		if (rte_eth_link_get_nowait(port_id, &link) == 0 && (link.link_status == RTE_ETH_LINK_UP) == up)
+			return true;
+		if (waited >= timeout_ms)
+			return false;
+		usleep(10000);
+	}
+}
+
+TEST_F(RepresentorPorts, APeerThatIsKilledTakesTheLinkDownAndBackUpWhenItReturns)
+{
+	use_dpu();
+	doca_dev *p0 = open("p0");
+	ASSERT_NE(p0, nullptr);
+	ASSERT_EQ(doca_dpdk_port_probe(p0, "representor=vf1"), DOCA_SUCCESS);
+	const int found = port_named("net_memif_softdpu_hpf0vf1_s");
+	ASSERT_GE(found, 0);
+	const auto rep = static_cast<uint16_t>(found);
+	start_port(rep);
+	EXPECT_TRUE(wait_link(rep, false, 0)) << "nobody is connected yet";
+
+	for (int round = 0; round < 2; ++round) {
+		EchoPeer host_vf("pf0vf1");
+		ASSERT_TRUE(host_vf.running());
+		ASSERT_TRUE(wait_link(rep, true, 30000)) << "round " << round;
+		// Every frame comes back from the host end: both directions, in order, every byte.
+		exchange(rep, rep, 1500);
+		ASSERT_TRUE(host_vf.kill_now()) << "link_echo left by itself";
+		EXPECT_TRUE(wait_link(rep, false, 10000)) << "round " << round;
+		// Nothing arrives from a dead peer; sending is harmless.
+		rte_mbuf *got[4];
+		EXPECT_EQ(rte_eth_rx_burst(rep, 0, got, 4), 0);
+	}
+}
+#endif
+
+} // namespace
