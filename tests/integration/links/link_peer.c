@@ -11,6 +11,10 @@
  *
  *   link_peer --name pf0 --count 20000      (the host end of PF0 <-> hpf0, SOFTDPU_SIDE=host)
  *   link_peer --name hpf0 --count 20000     (the DPU end, the representor pf0hpf)
+ *   link_peer --name p0 --outside           (the outside end of uplink p0: connects to its socket)
+ *
+ * --linger S keeps the interface open S seconds after the end, so that a forwarder between the two
+ * ends (not the link itself) still takes the last frames from its ring before the link goes down.
  *
  * Exit status 0 when every frame arrived intact and in order, 1 otherwise.
  */
@@ -44,6 +48,8 @@ int main(int argc, char **argv)
 	const char *name = NULL;
 	uint64_t count = 10000;
 	double timeout_s = 60;
+	int outside = 0;
+	double linger_s = 0;
 	for (int i = 1; i < argc; ++i) {
 		if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
 			name = argv[++i];
@@ -51,8 +57,13 @@ int main(int argc, char **argv)
 			count = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--timeout") == 0 && i + 1 < argc)
 			timeout_s = strtod(argv[++i], NULL);
+		else if (strcmp(argv[i], "--outside") == 0)
+			outside = 1;
+		else if (strcmp(argv[i], "--linger") == 0 && i + 1 < argc)
+			linger_s = strtod(argv[++i], NULL);
 		else {
-			fprintf(stderr, "usage: link_peer --name FUNCTION|REPRESENTOR [--count N] [--timeout S]\n");
+			fprintf(stderr, "usage: link_peer --name FUNCTION|REPRESENTOR [--outside] [--count N] "
+					"[--timeout S] [--linger S]\n");
 			return 2;
 		}
 	}
@@ -61,7 +72,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	char prog[128];
-	snprintf(prog, sizeof(prog), "link_peer %s", name);
+	snprintf(prog, sizeof(prog), "link_peer %s%s", name, outside ? " (outside)" : "");
 
 	struct softdpu_link link;
 	uint8_t is_master = 0;
@@ -69,6 +80,14 @@ int main(int argc, char **argv)
 	if (status != DOCA_SUCCESS) {
 		fprintf(stderr, "%s: softdpu_link_find: %s\n", prog, doca_error_get_name(status));
 		return 1;
+	}
+	if (outside) {
+		/* The other end of an uplink (or external) link: whoever attaches from outside connects. */
+		if (strcmp(link.client.side, "outside") != 0) {
+			fprintf(stderr, "%s: --outside: link %s has no outside end\n", prog, link.name);
+			return 2;
+		}
+		is_master = 0;
 	}
 	if (is_master) {
 		char dir[SOFTDPU_LINK_SOCKET_SIZE];
@@ -217,6 +236,17 @@ int main(int argc, char **argv)
 				fprintf(stderr, "%s: memif_refill_queue: %s\n", prog, memif_strerror(err));
 				failed = 1;
 			}
+		}
+	}
+	for (const double until = memif_app_now() + linger_s; !failed && memif_app_now() < until;) {
+		memif_buffer_t bufs[BURST];
+		uint16_t n = 0;
+		memif_poll_event(10); /* waits up to 10 ms for a control event */
+		if (app.link_lost || !app.connected)
+			break;
+		if (memif_rx_burst(app.conn, 0, bufs, BURST, &n) == MEMIF_ERR_SUCCESS && n > 0) {
+			fprintf(stderr, "%s: %u frames after the end\n", prog, n);
+			failed = 1;
 		}
 	}
 	printf("%s: sent %" PRIu64 " frames (%" PRIu64 " bytes), received %" PRIu64 " of %" PRIu64 " frames (%" PRIu64

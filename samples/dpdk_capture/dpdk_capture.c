@@ -1,0 +1,374 @@
+// pkg-config: doca-common doca-dma doca-argp doca-dpdk-bridge libdpdk
+/*
+ * DPDK capture: the DPU captures the frames the host sends on PF0, from PF0's representor, into
+ * memory the host exported, with DOCA DMA straight from the DPDK mbufs; the host checks them.
+ *
+ * Run it twice, once per side (each process picks its side with SOFTDPU_SIDE=host|dpu):
+ *
+ *   SOFTDPU_SIDE=dpu  dpdk_capture -- --role dpu
+ *   SOFTDPU_SIDE=host dpdk_capture -- --role host --count 1000
+ *
+ * The arguments before "--" go to DPDK's EAL (none: no hugepages, no PCI, a file prefix per
+ * process). See samples/dpdk_capture/README.md.
+ */
+#define _GNU_SOURCE /* DPDK's headers use strnlen and friends */
+#include "dpdk_capture.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+
+#include <doca_argp.h>
+#include <doca_dma.h>
+#include <doca_log.h>
+
+DOCA_LOG_REGISTER(DPDK_CAPTURE);
+
+volatile int capture_force_quit;
+static bool eal_initialised;
+
+static void signal_handler(int signum)
+{
+	(void)signum;
+	capture_force_quit = 1;
+}
+
+/* --- frames --- */
+
+uint32_t capture_frame_length(uint64_t seq)
+{
+	if (seq % 7 == 0)
+		return CAPTURE_MAX_FRAME;
+	if (seq % 7 == 1)
+		return CAPTURE_MIN_FRAME;
+	return CAPTURE_MIN_FRAME + (uint32_t)((seq * 2654435761u) % (CAPTURE_MAX_FRAME - CAPTURE_MIN_FRAME + 1));
+}
+
+void capture_frame_write(uint64_t seq, uint8_t *frame, uint32_t len)
+{
+	static const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x02};
+	static const uint8_t src[6] = {0x02, 0, 0, 0, 0, 0x01};
+
+	memcpy(frame, dst, 6);
+	memcpy(frame + 6, src, 6);
+	frame[12] = 0x88; /* local experimental ethertype */
+	frame[13] = 0xb5;
+	for (int i = 0; i < 8; i++)
+		frame[14 + i] = (uint8_t)(seq >> (8 * i));
+	for (uint32_t i = 22; i < len; i++)
+		frame[i] = (uint8_t)(seq * 31 + i * 7 + (i >> 8));
+}
+
+/* --- DPDK and DOCA set-up --- */
+
+doca_error_t capture_eal_init(int argc, char **argv)
+{
+	char prefix[64];
+	char *defaults[] = {
+	    argv[0], "-l", "0", "--no-huge", "-m", "256", "--no-pci", "--no-telemetry", prefix, "--log-level=*:warning",
+	    NULL};
+
+	if (argc <= 1) {
+		snprintf(prefix, sizeof(prefix), "--file-prefix=dpdk_capture_%d", (int)getpid());
+		argc = (int)(sizeof(defaults) / sizeof(defaults[0])) - 1;
+		argv = defaults;
+	}
+	if (rte_eal_init(argc, argv) < 0) {
+		DOCA_LOG_ERR("rte_eal_init failed: %s", rte_strerror(rte_errno));
+		return DOCA_ERROR_DRIVER;
+	}
+	eal_initialised = true;
+	return DOCA_SUCCESS;
+}
+
+bool capture_eal_initialised(void)
+{
+	return eal_initialised;
+}
+
+doca_error_t capture_open_device(const char *pci_addr, bool need_dma, struct doca_dev **dev)
+{
+	struct doca_devinfo **list;
+	uint32_t count;
+	doca_error_t result;
+
+	*dev = NULL;
+	result = doca_devinfo_create_list(&list, &count);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Failed to list devices: %s", doca_error_get_descr(result));
+		return result;
+	}
+	for (uint32_t i = 0; i < count && *dev == NULL; i++) {
+		uint8_t equal = 0;
+
+		if (doca_devinfo_is_equal_pci_addr(list[i], pci_addr, &equal) != DOCA_SUCCESS || !equal)
+			continue;
+		if (need_dma && doca_dma_cap_task_memcpy_is_supported(list[i]) != DOCA_SUCCESS)
+			continue;
+		result = doca_dev_open(list[i], dev);
+		if (result != DOCA_SUCCESS)
+			DOCA_LOG_ERR("Failed to open the device at %s: %s", pci_addr, doca_error_get_descr(result));
+	}
+	doca_devinfo_destroy_list(list);
+	if (*dev == NULL) {
+		DOCA_LOG_ERR("No device at %s%s could be opened", pci_addr, need_dma ? " with DMA memcpy" : "");
+		return DOCA_ERROR_NOT_FOUND;
+	}
+	return DOCA_SUCCESS;
+}
+
+/* --- the control socket --- */
+
+double capture_now(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+}
+
+doca_error_t capture_send_all(int fd, const void *data, size_t len)
+{
+	const uint8_t *at = data;
+
+	while (len > 0) {
+		ssize_t sent = send(fd, at, len, MSG_NOSIGNAL);
+
+		if (sent < 0 && errno == EINTR)
+			continue;
+		if (sent <= 0) {
+			DOCA_LOG_ERR("Failed to send to the peer: %s", strerror(errno));
+			return DOCA_ERROR_NOT_CONNECTED;
+		}
+		at += sent;
+		len -= (size_t)sent;
+	}
+	return DOCA_SUCCESS;
+}
+
+doca_error_t capture_recv_all(int fd, void *data, size_t len, int timeout_seconds)
+{
+	const double deadline = capture_now() + timeout_seconds;
+	uint8_t *at = data;
+
+	while (len > 0) {
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		ssize_t got;
+
+		if (capture_now() > deadline) {
+			DOCA_LOG_ERR("Timed out after %d s waiting for the peer", timeout_seconds);
+			return DOCA_ERROR_TIME_OUT;
+		}
+		if (poll(&pfd, 1, 100) <= 0) {
+			if (capture_force_quit)
+				return DOCA_ERROR_TIME_OUT;
+			continue;
+		}
+		got = recv(fd, at, len, 0);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			DOCA_LOG_ERR("The peer closed the connection");
+			return DOCA_ERROR_NOT_CONNECTED;
+		}
+		at += got;
+		len -= (size_t)got;
+	}
+	return DOCA_SUCCESS;
+}
+
+/* --- command line --- */
+
+static doca_error_t copy_flag(char *into, size_t size, const char *value, const char *flag)
+{
+	if (value[0] == '\0' || strlen(value) >= size) {
+		DOCA_LOG_ERR("--%s: the value must have 1 to %zu characters", flag, size - 1);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	strcpy(into, value);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t role_cb(void *param, void *config)
+{
+	struct capture_config *cfg = config;
+
+	if (strcmp(param, "host") == 0)
+		cfg->role = CAPTURE_ROLE_HOST;
+	else if (strcmp(param, "dpu") == 0)
+		cfg->role = CAPTURE_ROLE_DPU;
+	else {
+		DOCA_LOG_ERR("--role: \"%s\" is neither host nor dpu", (const char *)param);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t socket_cb(void *param, void *config)
+{
+	struct capture_config *cfg = config;
+
+	return copy_flag(cfg->socket_path, sizeof(cfg->socket_path), param, "socket");
+}
+
+static doca_error_t pci_addr_cb(void *param, void *config)
+{
+	struct capture_config *cfg = config;
+
+	return copy_flag(cfg->pci_addr, sizeof(cfg->pci_addr), param, "pci-addr");
+}
+
+static doca_error_t representor_cb(void *param, void *config)
+{
+	struct capture_config *cfg = config;
+
+	return copy_flag(cfg->representor, sizeof(cfg->representor), param, "representor");
+}
+
+static doca_error_t count_cb(void *param, void *config)
+{
+	const int value = *(const int *)param;
+
+	if (value <= 0) {
+		DOCA_LOG_ERR("--count: %d is not a positive number of frames", value);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	((struct capture_config *)config)->count = (uint32_t)value;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t timeout_cb(void *param, void *config)
+{
+	const int value = *(const int *)param;
+
+	if (value <= 0 || value > 3600) {
+		DOCA_LOG_ERR("--timeout: %d is outside 1..3600 seconds", value);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	((struct capture_config *)config)->timeout_seconds = value;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t fill_defaults(void *config)
+{
+	struct capture_config *cfg = config;
+
+	if (cfg->pci_addr[0] == '\0')
+		strcpy(cfg->pci_addr,
+		       cfg->role == CAPTURE_ROLE_HOST ? CAPTURE_DEFAULT_HOST_PCI_ADDR : CAPTURE_DEFAULT_DPU_PCI_ADDR);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t register_flag(const char *short_name, const char *long_name, const char *arguments,
+				  const char *description, enum doca_argp_type type, doca_argp_param_cb_t callback,
+				  bool mandatory)
+{
+	struct doca_argp_param *param;
+	doca_error_t result;
+
+	result = doca_argp_param_create(&param);
+	if (result != DOCA_SUCCESS)
+		return result;
+	doca_argp_param_set_short_name(param, short_name);
+	doca_argp_param_set_long_name(param, long_name);
+	doca_argp_param_set_arguments(param, arguments);
+	doca_argp_param_set_description(param, description);
+	doca_argp_param_set_callback(param, callback);
+	doca_argp_param_set_type(param, type);
+	if (mandatory)
+		doca_argp_param_set_mandatory(param);
+	result = doca_argp_register_param(param);
+	if (result != DOCA_SUCCESS)
+		DOCA_LOG_ERR("Failed to register --%s: %s", long_name, doca_error_get_descr(result));
+	return result;
+}
+
+static doca_error_t register_flags(void)
+{
+	doca_error_t result;
+
+	result = register_flag("r", "role", "<host|dpu>", "Which side this process plays (mandatory)",
+			       DOCA_ARGP_TYPE_STRING, role_cb, true);
+	if (result == DOCA_SUCCESS)
+		result = register_flag(
+		    "s", "socket", "<path>",
+		    "AF_UNIX control socket: the DPU listens, the host connects (default " CAPTURE_DEFAULT_SOCKET ")",
+		    DOCA_ARGP_TYPE_STRING, socket_cb, false);
+	if (result == DOCA_SUCCESS)
+		result = register_flag("p", "pci-addr", "<address>",
+				       "Device PCI address (default " CAPTURE_DEFAULT_HOST_PCI_ADDR
+				       " on the host, " CAPTURE_DEFAULT_DPU_PCI_ADDR " on the DPU)",
+				       DOCA_ARGP_TYPE_STRING, pci_addr_cb, false);
+	if (result == DOCA_SUCCESS)
+		result = register_flag("R", "representor", "<representor>",
+				       "DPU: the representor to capture on, DPDK's representor= syntax "
+				       "(default " CAPTURE_DEFAULT_REPRESENTOR ", the host PF's)",
+				       DOCA_ARGP_TYPE_STRING, representor_cb, false);
+	if (result == DOCA_SUCCESS)
+		result = register_flag("c", "count", "<frames>",
+				       "Host: frames to send on PF0 and expect captured (default 1000)",
+				       DOCA_ARGP_TYPE_INT, count_cb, false);
+	if (result == DOCA_SUCCESS)
+		result =
+		    register_flag("t", "timeout", "<seconds>", "Longest wait for the peer or for frames (default 10)",
+				  DOCA_ARGP_TYPE_INT, timeout_cb, false);
+	if (result == DOCA_SUCCESS)
+		result = doca_argp_register_validation_callback(fill_defaults);
+	return result;
+}
+
+int main(int argc, char **argv)
+{
+	struct capture_config config;
+	struct doca_log_backend *sdk_log;
+	doca_error_t result;
+	int status = EXIT_FAILURE;
+
+	memset(&config, 0, sizeof(config));
+	strcpy(config.socket_path, CAPTURE_DEFAULT_SOCKET);
+	strcpy(config.representor, CAPTURE_DEFAULT_REPRESENTOR);
+	config.count = CAPTURE_DEFAULT_COUNT;
+	config.timeout_seconds = CAPTURE_DEFAULT_TIMEOUT_SECONDS;
+
+	if (doca_log_backend_create_standard() != DOCA_SUCCESS ||
+	    doca_log_backend_create_with_file_sdk(stderr, &sdk_log) != DOCA_SUCCESS ||
+	    doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING) != DOCA_SUCCESS)
+		return EXIT_FAILURE;
+	result = doca_argp_init("dpdk_capture", &config);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Failed to initialise the argument parser: %s", doca_error_get_descr(result));
+		return EXIT_FAILURE;
+	}
+	doca_argp_set_dpdk_program(capture_eal_init);
+	result = register_flags();
+	if (result == DOCA_SUCCESS)
+		result = doca_argp_start(argc, argv);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Failed to parse the command line: %s", doca_error_get_descr(result));
+		goto out;
+	}
+	signal(SIGINT, signal_handler);
+	signal(SIGTERM, signal_handler);
+	result = config.role == CAPTURE_ROLE_HOST ? capture_run_host(&config) : capture_run_dpu(&config);
+	if (result == DOCA_SUCCESS) {
+		DOCA_LOG_INFO("DPDK capture (%s side) finished successfully",
+			      config.role == CAPTURE_ROLE_HOST ? "host" : "DPU");
+		status = EXIT_SUCCESS;
+	} else
+		DOCA_LOG_ERR("DPDK capture (%s side) failed: %s", config.role == CAPTURE_ROLE_HOST ? "host" : "DPU",
+			     doca_error_get_descr(result));
+out:
+	if (eal_initialised)
+		rte_eal_cleanup();
+	doca_argp_destroy();
+	return status;
+}

@@ -1,0 +1,491 @@
+// pkg-config: doca-common doca-argp doca-dpdk-bridge libdpdk
+/*
+ * DPDK forwarder: a DPU program that forwards packets both ways between the host PF's
+ * representor and the uplink p0, through the DOCA DPDK bridge (docs/dpdk-bridge.md).
+ *
+ * It opens p0's doca_dev, initialises DPDK's EAL (the arguments before "--"; without any, a
+ * default that needs neither hugepages nor PCI devices), and probes p0 through the bridge with
+ * DOCA's devargs and representor=<host PF representor>: two DPDK ports, the uplink's and the
+ * representor's. Whatever arrives on one is sent on the other, in order, none dropped: while a
+ * port's link is down, the other port's frames wait in its ring. SIGINT or SIGTERM (or --duration) stops it; it prints
+ * its counters and exits 0.
+ *
+ *   SOFTDPU_SIDE=dpu dpdk_forwarder                         (p0 at 03:00.0, representor pf0vf65535)
+ *   SOFTDPU_SIDE=dpu dpdk_forwarder -l 0 --no-huge -m 256 --no-pci -- -p 03:00.0 -r pf0vf65535
+ */
+#define _GNU_SOURCE /* DPDK's headers use strnlen and friends */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+
+#include <doca_argp.h>
+#include <doca_dev.h>
+#include <doca_dpdk.h>
+#include <doca_error.h>
+#include <doca_log.h>
+
+DOCA_LOG_REGISTER(DPDK_FORWARDER);
+
+#define DEFAULT_PCI_ADDR "03:00.0"       /* DPU p0 */
+#define DEFAULT_REPRESENTOR "pf0vf65535" /* the host PF's representor (mlx5 numbers it VF 65535) */
+#define DEFAULT_DEVARGS "dv_flow_en=2,dv_xmeta_en=4"
+#define BURST 32
+#define RING_SIZE 1024
+#define NUM_MBUFS 4095
+#define MBUF_CACHE 128
+/* A 9000-byte jumbo frame in one mbuf, after the headroom. */
+#define MBUF_DATA_ROOM (9216 + RTE_PKTMBUF_HEADROOM)
+#define ARG_SIZE 256
+
+struct fwd_config {
+	char pci_addr[32];
+	char representor[64];
+	char devargs[ARG_SIZE];
+	int duration_s;       /* 0: until a signal */
+	int stats_interval_s; /* 0: counters only at the end */
+};
+
+/* One direction: frames from rx_port go to tx_port. Frames the tx ring could not take yet wait in
+ * pending[first, first + count) and go before any new ones, so order is kept. */
+struct direction {
+	const char *name;
+	uint16_t rx_port;
+	uint16_t tx_port;
+	struct rte_mbuf *pending[BURST];
+	uint32_t pending_len[BURST]; /* their lengths: a sent mbuf is the driver's */
+	uint16_t pending_first;
+	uint16_t pending_count;
+	uint64_t rx_frames, rx_bytes;
+	uint64_t tx_frames, tx_bytes;
+	uint64_t dropped;
+};
+
+static volatile sig_atomic_t force_quit;
+static bool eal_initialised;
+
+static void signal_handler(int signum)
+{
+	(void)signum;
+	force_quit = 1;
+}
+
+/* --- command line --- */
+
+static doca_error_t copy_flag(char *into, size_t size, const char *value, const char *flag)
+{
+	if (value[0] == '\0' || strlen(value) >= size) {
+		DOCA_LOG_ERR("--%s: the value must have 1 to %zu characters", flag, size - 1);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	strcpy(into, value);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t pci_addr_cb(void *param, void *config)
+{
+	return copy_flag(((struct fwd_config *)config)->pci_addr, sizeof(((struct fwd_config *)config)->pci_addr),
+			 param, "pci-addr");
+}
+
+static doca_error_t representor_cb(void *param, void *config)
+{
+	return copy_flag(((struct fwd_config *)config)->representor, sizeof(((struct fwd_config *)config)->representor),
+			 param, "representor");
+}
+
+static doca_error_t devargs_cb(void *param, void *config)
+{
+	struct fwd_config *cfg = config;
+
+	/* May be empty: no devargs but the representor. */
+	if (strlen(param) >= sizeof(cfg->devargs)) {
+		DOCA_LOG_ERR("--devargs: longer than %zu characters", sizeof(cfg->devargs) - 1);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	strcpy(cfg->devargs, param);
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t duration_cb(void *param, void *config)
+{
+	const int value = *(const int *)param;
+
+	if (value < 0) {
+		DOCA_LOG_ERR("--duration: %d is negative", value);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	((struct fwd_config *)config)->duration_s = value;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t stats_cb(void *param, void *config)
+{
+	const int value = *(const int *)param;
+
+	if (value < 0) {
+		DOCA_LOG_ERR("--stats: %d is negative", value);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	((struct fwd_config *)config)->stats_interval_s = value;
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t register_flag(const char *short_name, const char *long_name, const char *arguments,
+				  const char *description, enum doca_argp_type type, doca_argp_param_cb_t callback)
+{
+	struct doca_argp_param *param;
+	doca_error_t result;
+
+	result = doca_argp_param_create(&param);
+	if (result != DOCA_SUCCESS)
+		return result;
+	doca_argp_param_set_short_name(param, short_name);
+	doca_argp_param_set_long_name(param, long_name);
+	doca_argp_param_set_arguments(param, arguments);
+	doca_argp_param_set_description(param, description);
+	doca_argp_param_set_callback(param, callback);
+	doca_argp_param_set_type(param, type);
+	result = doca_argp_register_param(param);
+	if (result != DOCA_SUCCESS)
+		DOCA_LOG_ERR("Failed to register --%s: %s", long_name, doca_error_get_descr(result));
+	return result;
+}
+
+static doca_error_t register_flags(void)
+{
+	doca_error_t result;
+
+	result = register_flag("p", "pci-addr", "<address>",
+			       "PCI address of the uplink PF (default " DEFAULT_PCI_ADDR ", p0)", DOCA_ARGP_TYPE_STRING,
+			       pci_addr_cb);
+	if (result == DOCA_SUCCESS)
+		result = register_flag(
+		    "r", "representor", "<representor>",
+		    "The representor to forward with, DPDK's representor= syntax (default " DEFAULT_REPRESENTOR
+		    ", the host PF's)",
+		    DOCA_ARGP_TYPE_STRING, representor_cb);
+	if (result == DOCA_SUCCESS)
+		result = register_flag("a", "devargs", "<devargs>",
+				       "Further devargs for doca_dpdk_port_probe (default " DEFAULT_DEVARGS ")",
+				       DOCA_ARGP_TYPE_STRING, devargs_cb);
+	if (result == DOCA_SUCCESS)
+		result =
+		    register_flag("d", "duration", "<seconds>", "Stop after this many seconds (default 0: on a signal)",
+				  DOCA_ARGP_TYPE_INT, duration_cb);
+	if (result == DOCA_SUCCESS)
+		result = register_flag("s", "stats", "<seconds>",
+				       "Print the counters every this many seconds (default 0: only at the end)",
+				       DOCA_ARGP_TYPE_INT, stats_cb);
+	return result;
+}
+
+/* The EAL gets the arguments before "--"; with none, a default that needs no hugepages, no PCI
+ * device and no other DPDK process (a file prefix of its own). */
+static doca_error_t eal_init(int argc, char **argv)
+{
+	char prefix[64];
+	char *defaults[] = {
+	    argv[0], "-l", "0", "--no-huge", "-m", "256", "--no-pci", "--no-telemetry", prefix, "--log-level=*:warning",
+	    NULL};
+	int ret;
+
+	if (argc <= 1) {
+		snprintf(prefix, sizeof(prefix), "--file-prefix=dpdk_forwarder_%d", (int)getpid());
+		argc = (int)(sizeof(defaults) / sizeof(defaults[0])) - 1;
+		argv = defaults;
+	}
+	ret = rte_eal_init(argc, argv);
+	if (ret < 0) {
+		DOCA_LOG_ERR("rte_eal_init failed: %s", rte_strerror(rte_errno));
+		return DOCA_ERROR_DRIVER;
+	}
+	eal_initialised = true;
+	return DOCA_SUCCESS;
+}
+
+/* --- devices and ports --- */
+
+static doca_error_t open_device(const char *pci_addr, struct doca_dev **dev)
+{
+	struct doca_devinfo **list;
+	uint32_t count;
+	doca_error_t result;
+
+	*dev = NULL;
+	result = doca_devinfo_create_list(&list, &count);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Failed to list devices: %s", doca_error_get_descr(result));
+		return result;
+	}
+	for (uint32_t i = 0; i < count && *dev == NULL; i++) {
+		uint8_t equal = 0;
+
+		if (doca_devinfo_is_equal_pci_addr(list[i], pci_addr, &equal) != DOCA_SUCCESS || !equal)
+			continue;
+		result = doca_dev_open(list[i], dev);
+		if (result != DOCA_SUCCESS)
+			DOCA_LOG_ERR("Failed to open the device at %s: %s", pci_addr, doca_error_get_descr(result));
+	}
+	doca_devinfo_destroy_list(list);
+	if (*dev == NULL) {
+		DOCA_LOG_ERR("No device at %s could be opened", pci_addr);
+		return DOCA_ERROR_NOT_FOUND;
+	}
+	return DOCA_SUCCESS;
+}
+
+static doca_error_t start_port(uint16_t port_id, struct rte_mempool *pool)
+{
+	struct rte_eth_conf conf;
+	char name[RTE_ETH_NAME_MAX_LEN] = "";
+	int ret;
+
+	memset(&conf, 0, sizeof(conf));
+	rte_eth_dev_get_name_by_port(port_id, name);
+	ret = rte_eth_dev_configure(port_id, 1, 1, &conf);
+	if (ret == 0)
+		ret = rte_eth_rx_queue_setup(port_id, 0, RING_SIZE, rte_eth_dev_socket_id(port_id), NULL, pool);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(port_id, 0, RING_SIZE, rte_eth_dev_socket_id(port_id), NULL);
+	if (ret == 0)
+		ret = rte_eth_dev_start(port_id);
+	if (ret != 0) {
+		DOCA_LOG_ERR("Failed to start DPDK port %u (%s): %s", port_id, name, rte_strerror(-ret));
+		return DOCA_ERROR_DRIVER;
+	}
+	return DOCA_SUCCESS;
+}
+
+/* The port of the representor: the one that is not the uplink's (the bridge creates the
+ * device's own port first, then one per representor). */
+static doca_error_t find_representor_port(uint16_t uplink_port, uint16_t *rep_port)
+{
+	uint16_t port_id;
+	uint16_t found = 0;
+
+	RTE_ETH_FOREACH_DEV(port_id)
+	{
+		if (port_id == uplink_port)
+			continue;
+		if (found++ == 0)
+			*rep_port = port_id;
+	}
+	if (found != 1) {
+		DOCA_LOG_ERR("Expected one representor port besides the uplink's, found %u", found);
+		return DOCA_ERROR_NOT_FOUND;
+	}
+	return DOCA_SUCCESS;
+}
+
+/* --- forwarding --- */
+
+static bool link_is_up(uint16_t port_id)
+{
+	struct rte_eth_link link;
+
+	memset(&link, 0, sizeof(link));
+	return rte_eth_link_get_nowait(port_id, &link) == 0 && link.link_status == RTE_ETH_LINK_UP;
+}
+
+static void drop_pending(struct direction *dir)
+{
+	for (uint16_t i = 0; i < dir->pending_count; i++)
+		rte_pktmbuf_free(dir->pending[dir->pending_first + i]);
+	dir->dropped += dir->pending_count;
+	dir->pending_first = 0;
+	dir->pending_count = 0;
+}
+
+/* One step: send what waits, else receive a burst and send it. Never blocks. While the other
+ * port's link is down nothing is received: frames wait in the receive ring (the sender sees a full
+ * ring), so none is lost when one side comes up before the other. */
+static void forward_step(struct direction *dir)
+{
+	uint16_t sent;
+
+	if (dir->pending_count == 0) {
+		uint16_t received;
+
+		if (!link_is_up(dir->tx_port))
+			return;
+		received = rte_eth_rx_burst(dir->rx_port, 0, dir->pending, BURST);
+		if (received == 0)
+			return;
+		for (uint16_t i = 0; i < received; i++) {
+			dir->pending_len[i] = rte_pktmbuf_pkt_len(dir->pending[i]);
+			dir->rx_bytes += dir->pending_len[i];
+		}
+		dir->rx_frames += received;
+		dir->pending_first = 0;
+		dir->pending_count = received;
+	}
+	sent = rte_eth_tx_burst(dir->tx_port, 0, dir->pending + dir->pending_first, dir->pending_count);
+	for (uint16_t i = 0; i < sent; i++)
+		dir->tx_bytes += dir->pending_len[dir->pending_first + i];
+	dir->tx_frames += sent;
+	dir->pending_first += sent;
+	dir->pending_count -= sent;
+}
+
+static void print_counters(const struct direction *dirs, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		DOCA_LOG_INFO("%s: received %" PRIu64 " frames (%" PRIu64 " bytes), sent %" PRIu64 " frames (%" PRIu64
+			      " bytes), dropped %" PRIu64,
+			      dirs[i].name, dirs[i].rx_frames, dirs[i].rx_bytes, dirs[i].tx_frames, dirs[i].tx_bytes,
+			      dirs[i].dropped);
+}
+
+static void forward(struct direction *dirs, size_t count, const struct fwd_config *config)
+{
+	const uint64_t hz = rte_get_timer_hz();
+	const uint64_t start = rte_get_timer_cycles();
+	uint64_t next_stats = start + (uint64_t)config->stats_interval_s * hz;
+
+	while (!force_quit) {
+		for (size_t i = 0; i < count; i++)
+			forward_step(&dirs[i]);
+		if (config->duration_s > 0 || config->stats_interval_s > 0) {
+			const uint64_t now = rte_get_timer_cycles();
+
+			if (config->duration_s > 0 && now - start >= (uint64_t)config->duration_s * hz)
+				break;
+			if (config->stats_interval_s > 0 && now >= next_stats) {
+				print_counters(dirs, count);
+				next_stats = now + (uint64_t)config->stats_interval_s * hz;
+			}
+		}
+	}
+	/* Frames received but not sent when it stops. */
+	for (size_t i = 0; i < count; i++)
+		drop_pending(&dirs[i]);
+}
+
+static doca_error_t run(const struct fwd_config *config)
+{
+	struct doca_dev *dev = NULL;
+	struct rte_mempool *pool = NULL;
+	char devargs[2 * ARG_SIZE];
+	char uplink_name[RTE_ETH_NAME_MAX_LEN] = "", rep_name[RTE_ETH_NAME_MAX_LEN] = "";
+	uint16_t uplink_port = RTE_MAX_ETHPORTS, rep_port = RTE_MAX_ETHPORTS;
+	bool uplink_started = false, rep_started = false;
+	struct direction dirs[2];
+	doca_error_t result;
+
+	result = open_device(config->pci_addr, &dev);
+	if (result != DOCA_SUCCESS)
+		return result;
+	snprintf(devargs, sizeof(devargs), "%s%srepresentor=%s", config->devargs, config->devargs[0] ? "," : "",
+		 config->representor);
+	result = doca_dpdk_port_probe(dev, devargs);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("doca_dpdk_port_probe(%s, \"%s\") failed: %s", config->pci_addr, devargs,
+			     doca_error_get_descr(result));
+		goto close_dev;
+	}
+	result = doca_dpdk_get_first_port_id(dev, &uplink_port);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("No DPDK port for the device at %s: %s", config->pci_addr, doca_error_get_descr(result));
+		goto close_ports;
+	}
+	result = find_representor_port(uplink_port, &rep_port);
+	if (result != DOCA_SUCCESS)
+		goto close_ports;
+	rte_eth_dev_get_name_by_port(uplink_port, uplink_name);
+	rte_eth_dev_get_name_by_port(rep_port, rep_name);
+
+	pool = rte_pktmbuf_pool_create("forwarder_pool", NUM_MBUFS, MBUF_CACHE, 0, MBUF_DATA_ROOM, rte_socket_id());
+	if (pool == NULL) {
+		DOCA_LOG_ERR("Failed to create the mbuf pool: %s", rte_strerror(rte_errno));
+		result = DOCA_ERROR_NO_MEMORY;
+		goto close_ports;
+	}
+	result = start_port(uplink_port, pool);
+	if (result != DOCA_SUCCESS)
+		goto close_ports;
+	uplink_started = true;
+	result = start_port(rep_port, pool);
+	if (result != DOCA_SUCCESS)
+		goto close_ports;
+	rep_started = true;
+
+	memset(dirs, 0, sizeof(dirs));
+	dirs[0].name = "representor -> uplink";
+	dirs[0].rx_port = rep_port;
+	dirs[0].tx_port = uplink_port;
+	dirs[1].name = "uplink -> representor";
+	dirs[1].rx_port = uplink_port;
+	dirs[1].tx_port = rep_port;
+	DOCA_LOG_INFO("Forwarding between representor %s (DPDK port %u, %s) and uplink %s (DPDK port %u, %s)",
+		      config->representor, rep_port, rep_name, config->pci_addr, uplink_port, uplink_name);
+	forward(dirs, 2, config);
+	DOCA_LOG_INFO("Stopped");
+	print_counters(dirs, 2);
+
+close_ports:
+	if (rep_started)
+		rte_eth_dev_stop(rep_port);
+	if (uplink_started)
+		rte_eth_dev_stop(uplink_port);
+	if (rep_port != RTE_MAX_ETHPORTS)
+		rte_eth_dev_close(rep_port);
+	if (uplink_port != RTE_MAX_ETHPORTS)
+		rte_eth_dev_close(uplink_port);
+	rte_mempool_free(pool);
+close_dev:
+	doca_dev_close(dev);
+	return result;
+}
+
+int main(int argc, char **argv)
+{
+	struct fwd_config config;
+	struct doca_log_backend *sdk_log;
+	doca_error_t result;
+	int status = EXIT_FAILURE;
+
+	memset(&config, 0, sizeof(config));
+	strcpy(config.pci_addr, DEFAULT_PCI_ADDR);
+	strcpy(config.representor, DEFAULT_REPRESENTOR);
+	strcpy(config.devargs, DEFAULT_DEVARGS);
+
+	if (doca_log_backend_create_standard() != DOCA_SUCCESS ||
+	    doca_log_backend_create_with_file_sdk(stderr, &sdk_log) != DOCA_SUCCESS ||
+	    doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING) != DOCA_SUCCESS)
+		return EXIT_FAILURE;
+
+	result = doca_argp_init("dpdk_forwarder", &config);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Failed to initialise the argument parser: %s", doca_error_get_descr(result));
+		return EXIT_FAILURE;
+	}
+	doca_argp_set_dpdk_program(eal_init);
+	result = register_flags();
+	if (result == DOCA_SUCCESS)
+		result = doca_argp_start(argc, argv);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Failed to parse the command line: %s", doca_error_get_descr(result));
+		goto destroy_argp;
+	}
+
+	signal(SIGINT, signal_handler);
+	signal(SIGTERM, signal_handler);
+	result = run(&config);
+	if (result == DOCA_SUCCESS)
+		status = EXIT_SUCCESS;
+
+destroy_argp:
+	if (eal_initialised)
+		rte_eal_cleanup();
+	doca_argp_destroy();
+	return status;
+}
