@@ -3,7 +3,8 @@
 each against testpmd -> testpmd over a plain memif link in the same run (docs/performance.md,
 "DOCA DPDK bridge").
 
-Pairings, all with one CPU per process (taskset; the sender on CPU 1, the receiver on CPU 0):
+Pairings, all with one CPU per process (taskset; by default the sender on CPU 1, the receiver on
+CPU 0, --cpus changes that):
   testpmd -> testpmd   baseline: dpdk-testpmd --forward-mode=txonly, a memif client, -> testpmd
                        --forward-mode=rxonly, the memif server, on a plain socket;
   testpmd -> bridge    testpmd txonly on the host end of the link (--link: hpf0, the host PF, whose
@@ -14,7 +15,8 @@ Pairings, all with one CPU per process (taskset; the sender on CPU 1, the receiv
   testpmd -> bridge+m2b  the same with doca_dpdk_mempool_mbuf_to_buf + doca_buf_dec_refcount per frame;
   testpmd -> fwd -> testpmd  (with --forwarder) testpmd txonly on hpf0 -> a forwarder on the DPU
                        (representor -> uplink p0) -> testpmd rxonly on the far end of p0. Three
-                       processes on two CPUs: the forwarder on CPU 0, both testpmds on CPU 1.
+                       processes: on two CPUs the forwarder on CPU 0, both testpmds on CPU 1
+                       (--cpus 0,1,1, the default; with more CPUs give the far one its own).
 Every link has the softdpu link parameters (docs/links.md): 1024 slots, 16 KiB buffers, so the
 baseline's plain link has them too; testpmd and the bridge program use 2176-byte mbufs (testpmd's
 default), 16384 of them, bursts of 32.
@@ -102,8 +104,15 @@ class Process:
                 shutil.rmtree(os.path.join(base, self.prefix), ignore_errors=True)
 
 
+# CPUs: the receiver (or forwarder), the sender, the forwarder's far receiver (--cpus); EAL options
+# added to every DPDK process (--eal).
+CPUS = {"rx": 0, "tx": 1, "far": 1}
+EAL_EXTRA = []
+
+
 def eal(cpu, prefix):
-    return ["--lcores=0@{0},1@{0}".format(cpu), "--no-huge", "-m", "512", "--no-pci", f"--file-prefix={prefix}"]
+    return ["--lcores=0@{0},1@{0}".format(cpu), "--no-huge", "-m", "512", "--no-pci",
+            f"--file-prefix={prefix}"] + EAL_EXTRA
 
 
 def memif_vdev(role, socket):
@@ -153,8 +162,9 @@ class Pairing:
             self.check(deadline, what)
             time.sleep(0.05)
 
-    def count_on(self, process, ring_offset):
-        """Counts the ring at ring_offset in process's region 0 (a memif client's)."""
+    def count_on(self, process, ring_offset, pause=True):
+        """Counts the ring at ring_offset in process's region 0 (a memif client's), once packets pass
+        it; then pauses the pairing, unless told not to."""
         def found():
             self.ring, self.ring_path = shared_ring_header(process.pid)
             return self.ring is not None
@@ -172,7 +182,8 @@ class Pairing:
             self.ring_in_map = 0
         first = self.tail()
         self.wait_for(lambda: self.tail() != first, "no packet arrived")
-        self.pause()
+        if pause:
+            self.pause()
 
     def tail(self):
         return struct.unpack_from("<H", self.ring, self.ring_in_map + RING_TAIL_OFFSET)[0]
@@ -218,10 +229,11 @@ def ready_line(process, line):
 
 
 def bridge_receiver(name, label, args, run_dir, workdir, extra):
-    """bench_dpdk_bridge_rx on CPU 0 (one lcore), on the DPU side of its own run directory."""
+    """bench_dpdk_bridge_rx on the receiver's CPU (one lcore), on the DPU side of its own run directory."""
     prefix = f"softdpu_dbb_{os.getpid()}_{name}"
-    command = ["taskset", "-c", "0", args.rx_program, "--lcores=0@0", "--no-huge", "-m", "512", "--no-pci",
-               f"--file-prefix={prefix}", "--", "--iface", "p0", "--devargs", args.devargs, "--burst", "32"] + extra
+    cpu = CPUS["rx"]
+    command = ["taskset", "-c", str(cpu), args.rx_program, f"--lcores=0@{cpu}", "--no-huge", "-m", "512", "--no-pci",
+               f"--file-prefix={prefix}"] + EAL_EXTRA + ["--", "--iface", "p0", "--devargs", args.devargs, "--burst", "32"] + extra
     return Process(name, label, command, workdir, env=dpu_env(run_dir), prefix=prefix)
 
 
@@ -230,9 +242,9 @@ def make_pairings(size, args, workdir):
     # Baseline: plain memif link, testpmd rxonly serves, testpmd txonly connects.
     p = pairings[BASELINE] = Pairing(BASELINE, workdir)
     socket = os.path.join(workdir, f"plain-{size}.sock")
-    rx = p.add(testpmd(f"plain-{size}-rx", "rx", 0, "server", socket, "rxonly", size, workdir))
+    rx = p.add(testpmd(f"plain-{size}-rx", "rx", CPUS["rx"], "server", socket, "rxonly", size, workdir))
     p.wait_for(lambda: os.path.exists(socket) and "packet forwarding - ports=" in rx.log_text(), "rxonly never listened")
-    tx = p.add(testpmd(f"plain-{size}-tx", "tx", 1, "client", socket, "txonly", size, workdir))
+    tx = p.add(testpmd(f"plain-{size}-tx", "tx", CPUS["tx"], "client", socket, "txonly", size, workdir))
     p.count_on(tx, 0)
 
     rx_port = ["--rx-port", args.rx_port] if args.rx_port else []
@@ -245,7 +257,7 @@ def make_pairings(size, args, workdir):
         p = pairings[name] = Pairing(name, workdir)
         rx = p.add(bridge_receiver(f"{tag}-{size}-rx", "rx", args, run_dir, workdir, rx_port + extra))
         p.wait_for(ready_line(rx, "receiving on port"), "the bridge receiver never started")
-        tx = p.add(testpmd(f"{tag}-{size}-tx", "tx", 1, "client", os.path.join(run_dir, "links", f"{args.link}.sock"),
+        tx = p.add(testpmd(f"{tag}-{size}-tx", "tx", CPUS["tx"], "client", os.path.join(run_dir, "links", f"{args.link}.sock"),
                            "txonly", size, workdir))
         p.count_on(tx, 0)
 
@@ -260,16 +272,17 @@ def make_pairings(size, args, workdir):
             p.wait_for(ready_line(fwd, "forwarding to port"), "the forwarder never started")
         else:
             prefix = f"softdpu_dbb_{os.getpid()}_fwd{size}"
-            command = ["taskset", "-c", "0"] + [part.format(prefix=prefix) for part in shlex.split(args.forwarder)]
+            command = ["taskset", "-c", str(CPUS["rx"])] + [part.format(prefix=prefix, cpu=CPUS["rx"])
+                                                             for part in shlex.split(args.forwarder)]
             fwd = p.add(Process(f"fwd-{size}", "fwd", command, workdir, env=dpu_env(run_dir), prefix=prefix))
+            # Its ports started (the sockets appear at probe, before a client can connect).
+            p.wait_for(ready_line(fwd, args.forwarder_ready), "the forwarder never said it was forwarding")
         links = os.path.join(run_dir, "links")
         p.wait_for(lambda: os.path.exists(os.path.join(links, "p0.sock")) and
                    os.path.exists(os.path.join(links, f"{args.link}.sock")), "the forwarder never served its links")
-        if args.forwarder != "builtin":
-            time.sleep(1)  # its ports started (the sockets appear at probe)
-        far = p.add(testpmd(f"fwd-{size}-far", "far", 1, "client", os.path.join(links, "p0.sock"), "rxonly", size, workdir))
+        far = p.add(testpmd(f"fwd-{size}-far", "far", CPUS["far"], "client", os.path.join(links, "p0.sock"), "rxonly", size, workdir))
         p.wait_for(ready_line(far, "packet forwarding - ports="), "the far testpmd never started")
-        p.add(testpmd(f"fwd-{size}-tx", "tx", 1, "client", os.path.join(links, f"{args.link}.sock"), "txonly", size,
+        p.add(testpmd(f"fwd-{size}-tx", "tx", CPUS["tx"], "client", os.path.join(links, f"{args.link}.sock"), "txonly", size,
                       workdir))
         # The far testpmd's receive ring (after its transmit ring): what the forwarder delivered.
         p.count_on(far, RING_BYTES)
@@ -318,8 +331,9 @@ def timing(size, args, workdir, extra):
     try:
         rx = pairing.add(bridge_receiver(f"{tag}-rx", "rx", args, run_dir, workdir, rx_port + extra))
         pairing.wait_for(ready_line(rx, "receiving on port"), "the bridge receiver never started")
-        pairing.add(testpmd(f"{tag}-tx", "tx", 1, "client", os.path.join(run_dir, "links", f"{args.link}.sock"), "txonly",
-                            size, workdir))
+        tx = pairing.add(testpmd(f"{tag}-tx", "tx", CPUS["tx"], "client", os.path.join(run_dir, "links", f"{args.link}.sock"),
+                                 "txonly", size, workdir))
+        pairing.count_on(tx, 0, pause=False)  # the receiver's window starts at its first frame
         time.sleep(args.timing_seconds)
         rx.signal(signal.SIGINT)
         rx.process.wait(timeout=20)
@@ -343,9 +357,14 @@ def main():
     parser.add_argument("--uplink-port", default="_p0_", help="the builtin forwarder's transmit port, by part "
                         "of its name (default _p0_)")
     parser.add_argument("--forwarder", default="none", help="none; builtin (bench_dpdk_bridge_rx --tx-port); or "
-                        "a command run with SOFTDPU_SIDE=dpu on CPU 0 ({prefix}: a DPDK file prefix)")
+                        "a command run with SOFTDPU_SIDE=dpu on the receiver's CPU ({prefix}: a DPDK file prefix, {cpu}: that CPU)")
+    parser.add_argument("--forwarder-ready", default="Forwarding between", help="what a forwarder command prints "
+                        "once its ports are started (default: samples/dpdk_forwarder's \"Forwarding between\")")
     parser.add_argument("--no-convert-pairing", dest="convert_pairing", action="store_false",
                         help="leave out testpmd -> bridge+m2b")
+    parser.add_argument("--cpus", default="0,1,1", help="CPUs of the receiver (or forwarder), the sender and the "
+                        "forwarder's far receiver (default 0,1,1)")
+    parser.add_argument("--eal", default="", help="EAL options added for every DPDK process (e.g. -d PMD_DIR)")
     parser.add_argument("--sizes", default="64,1500")
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--slot", type=float, default=1.0)
@@ -355,6 +374,8 @@ def main():
     args = parser.parse_args()
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda signum, frame: sys.exit(128 + signum))
+    CPUS.update(zip(("rx", "tx", "far"), (int(c) for c in args.cpus.split(","))))
+    EAL_EXTRA.extend(shlex.split(args.eal))
     if args.devargs is None:
         args.devargs = "dv_flow_en=2" + (",representor=pf0vf65535" if args.link != "p0" else "")
     if args.rx_port is None and args.link != "p0":
@@ -384,8 +405,8 @@ def main():
     load_after = load_average()
     print(f"load average after: {load_after}")
     print()
-    print(f"{args.rounds} rounds of {args.slot:g} s slots; link {args.link}, devargs {args.devargs}; senders on "
-          "CPU 1, receivers (and the forwarder) on CPU 0")
+    print(f"{args.rounds} rounds of {args.slot:g} s slots; link {args.link}, devargs {args.devargs}; CPUs: "
+          f"receiver (forwarder) {CPUS['rx']}, sender {CPUS['tx']}, far receiver {CPUS['far']}")
     print("| pairing | size | Mpps (median of slots) | p10-p90 | ÷ testpmd -> testpmd (median of rounds) | "
           "CPU share per process | ring fill |")
     print("|---|---|---|---|---|---|---|")
