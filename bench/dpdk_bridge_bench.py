@@ -51,6 +51,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from memif_bench import (RING_TAIL_OFFSET, WRAP_RISK_STEP, cpu_model, cpu_seconds,  # noqa: E402
                          load_average, percentile, shared_ring_header)
