@@ -16,7 +16,11 @@ CPU 0, --cpus changes that):
   testpmd -> fwd -> testpmd  (with --forwarder) testpmd txonly on hpf0 -> a forwarder on the DPU
                        (representor -> uplink p0) -> testpmd rxonly on the far end of p0. Three
                        processes: on two CPUs the forwarder on CPU 0, both testpmds on CPU 1
-                       (--cpus 0,1,1, the default; with more CPUs give the far one its own).
+                       (--cpus 0,1,1, the default; with more CPUs give the far one its own);
+  testpmd -> testpmd io -> testpmd  (with --forwarder) the same three processes on the same CPUs
+                       with testpmd --forward-mode=io between two plain memif servers as the
+                       forwarder: what that layout allows any forwarder (the forwarder is also
+                       given as a ratio to it).
 Every link has the softdpu link parameters (docs/links.md): 1024 slots, 16 KiB buffers, so the
 baseline's plain link has them too; testpmd and the bridge program use 2176-byte mbufs (testpmd's
 default), 16384 of them, bursts of 32.
@@ -63,6 +67,8 @@ BUFFER_SIZE = 16384
 RING_BYTES = 128 + 16 * (1 << LOG2_RING)
 MEMIF_COOKIE = 0x3E31F20
 BASELINE = "testpmd -> testpmd"
+FORWARDER = "testpmd -> fwd -> testpmd"
+IO_FORWARDER = "testpmd -> testpmd io -> testpmd"
 
 
 class Process:
@@ -263,7 +269,7 @@ def make_pairings(size, args, workdir):
         p.count_on(tx, 0)
 
     if args.forwarder != "none":
-        name = "testpmd -> fwd -> testpmd"
+        name = FORWARDER
         run_dir = os.path.join(workdir, f"fwd-{size}")
         os.makedirs(run_dir)
         p = pairings[name] = Pairing(name, workdir)
@@ -287,6 +293,23 @@ def make_pairings(size, args, workdir):
                       workdir))
         # The far testpmd's receive ring (after its transmit ring): what the forwarder delivered.
         p.count_on(far, RING_BYTES)
+
+        # The same three processes on the same CPUs with testpmd's io forwarding between two plain
+        # memif servers as the forwarder: what the layout allows a forwarder.
+        name = IO_FORWARDER
+        p = pairings[name] = Pairing(name, workdir)
+        near, far_socket = (os.path.join(workdir, f"io-{size}-{end}.sock") for end in ("near", "far"))
+        prefix = f"softdpu_dbb_{os.getpid()}_io{size}"
+        cpu = CPUS["rx"]
+        command = ["taskset", "-c", str(cpu), "dpdk-testpmd"] + eal(cpu, prefix) + [
+            f"--vdev={memif_vdev('server', near)}", f"--vdev={memif_vdev('server', far_socket).replace('net_memif0', 'net_memif1')}",
+            "--", "--forward-mode=io", "--stats-period=1", "--total-num-mbufs=16384", "--burst=32", "--no-flush-rx"]
+        fwd = p.add(Process(f"io-{size}", "fwd", command, workdir, prefix=prefix))
+        p.wait_for(ready_line(fwd, "packet forwarding - ports="), "testpmd io never started")
+        far = p.add(testpmd(f"io-{size}-far", "far", CPUS["far"], "client", far_socket, "rxonly", size, workdir))
+        p.wait_for(ready_line(far, "packet forwarding - ports="), "the far testpmd never started")
+        p.add(testpmd(f"io-{size}-tx", "tx", CPUS["tx"], "client", near, "txonly", size, workdir))
+        p.count_on(far, RING_BYTES)
     return pairings
 
 
@@ -296,7 +319,7 @@ def run_size(size, args, workdir):
         pairings = make_pairings(size, args, workdir)
         names = list(pairings)
         slots = {name: [] for name in names}
-        ratios = {name: [] for name in names}
+        ratios = {name: [] for name in names + [FORWARDER + " / io"]}
         records = []
         for round_index in range(args.rounds):
             order = names[round_index % len(names):] + names[:round_index % len(names)]
@@ -310,6 +333,9 @@ def run_size(size, args, workdir):
             if base > 0:
                 for name, result in this_round.items():
                     ratios[name].append(result["pps"] / base)
+            io = this_round.get(IO_FORWARDER, {}).get("pps", 0)
+            if io > 0 and FORWARDER in this_round:
+                ratios[FORWARDER + " / io"].append(this_round[FORWARDER]["pps"] / io)
             records.append({"size": size, "round": round_index + 1, "order": order,
                             "pairings": {n: dict(r, ratio=r["pps"] / base if base else None)
                                          for n, r in this_round.items()}})
@@ -423,6 +449,15 @@ def main():
             print(f"| {name} | {size} B | {statistics.median(rates):.2f} | {percentile(rates, 0.1):.2f}-"
                   f"{percentile(rates, 0.9):.2f} | {ratio} | {shares} | "
                   f"{statistics.median(s['fill'] for s in slots[name]):.0f} |")
+    for size in results:
+        forwarder = results[size][1].get(FORWARDER + " / io")
+        if forwarder:
+            print(f"{size} B: {FORWARDER} ÷ {IO_FORWARDER} (median of rounds): "
+                  f"{statistics.median(forwarder):.2f} ({len(forwarder)})")
+    if results:
+        print("ring fill (of 1024, median): the sender's ring, slots posted and not yet taken (near 1024 the "
+              "sender waits for the receiver); for the forwarders the far receiver's ring, buffers it posted "
+              "and the forwarder has not filled (near 1024 the far receiver waits for the forwarder).")
     if timings:
         print()
         print("| size | rx only: Mpps | frames/burst | rx_burst ns/frame | with mbuf_to_buf: Mpps | frames/burst | "
