@@ -118,7 +118,7 @@ EAL_EXTRA = []
 
 
 def eal(cpu, prefix):
-    return ["--lcores=0@{0},1@{0}".format(cpu), "--no-huge", "-m", "512", "--no-pci",
+    return ["--lcores=0@{0},1@{0}".format(cpu), "--no-huge", "-m", "256", "--no-pci",
             f"--file-prefix={prefix}"] + EAL_EXTRA
 
 
@@ -239,7 +239,7 @@ def bridge_receiver(name, label, args, run_dir, workdir, extra):
     """bench_dpdk_bridge_rx on the receiver's CPU (one lcore), on the DPU side of its own run directory."""
     prefix = f"softdpu_dbb_{os.getpid()}_{name}"
     cpu = CPUS["rx"]
-    command = ["taskset", "-c", str(cpu), args.rx_program, f"--lcores=0@{cpu}", "--no-huge", "-m", "512", "--no-pci",
+    command = ["taskset", "-c", str(cpu), args.rx_program, f"--lcores=0@{cpu}", "--no-huge", "-m", "256", "--no-pci",
                f"--file-prefix={prefix}"] + EAL_EXTRA + ["--", "--iface", "p0", "--devargs", args.devargs, "--burst", "32"] + extra
     return Process(name, label, command, workdir, env=dpu_env(run_dir), prefix=prefix)
 
@@ -460,15 +460,20 @@ def main():
               "and the forwarder has not filled (near 1024 the far receiver waits for the forwarder).")
     if timings:
         print()
-        print("| size | rx only: Mpps | frames/burst | rx_burst ns/frame | with mbuf_to_buf: Mpps | frames/burst | "
-              "rx_burst ns/frame | mbuf_to_buf + release ns/frame | same, tight loop ns/frame |")
+        print("| size | rx only: Mpps | frames/burst | rx_burst ns/frame, mean / median | with mbuf_to_buf: Mpps | "
+              "frames/burst | rx_burst ns/frame | mbuf_to_buf + release ns/frame, mean / median | same, tight loop "
+              "(median) |")
         print("|---|---|---|---|---|---|---|---|---|")
         for size in sizes:
             rx, m2b = timings[size]["rx"], timings[size]["m2b"]
             print(f"| {size} B | {rx['frames'] / rx['seconds'] / 1e6:.2f} | {rx['frames_per_burst']:.1f} | "
-                  f"{rx['rx_ns_per_frame']:.1f} | {m2b['frames'] / m2b['seconds'] / 1e6:.2f} | "
-                  f"{m2b['frames_per_burst']:.1f} | {m2b['rx_ns_per_frame']:.1f} | {m2b['convert_ns_per_frame']:.1f} | "
+                  f"{rx['rx_ns_per_frame']:.1f} / {rx['rx_ns_per_frame_median']:.1f} | "
+                  f"{m2b['frames'] / m2b['seconds'] / 1e6:.2f} | {m2b['frames_per_burst']:.1f} | "
+                  f"{m2b['rx_ns_per_frame']:.1f} / {m2b['rx_ns_per_frame_median']:.1f} | "
+                  f"{m2b['convert_ns_per_frame']:.1f} / {m2b['convert_ns_per_frame_median']:.1f} | "
                   f"{m2b['loop_convert_ns_per_frame']:.1f} |")
+    failed = [f"{name} at {size} B" for size in results for name, slots in results[size][0].items() if not slots]
+    failed += [f"timing at {size} B" for size in timings for t in timings[size].values() if t["frames"] == 0]
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"benchmark": "dpdk_bridge_bench", "started_utc": started.isoformat(timespec="seconds"),
@@ -480,6 +485,9 @@ def main():
                        "timings": {str(size): t for size, t in timings.items()}}, out, indent=1)
             out.write("\n")
         print(f"wrote {args.json}")
+    if failed:
+        print(f"FAIL: nothing counted for {', '.join(failed)}")
+        return 1
     return 0
 
 

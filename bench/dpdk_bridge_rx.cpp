@@ -15,7 +15,8 @@
 // --convert turns every received mbuf into a doca_buf (doca_dpdk_mempool_mbuf_to_buf over a
 // doca_dpdk_mempool on the pool, registered on the device) and releases it (doca_buf_dec_refcount)
 // before the mbuf is freed. --time measures with the TSC the rx bursts that returned frames and
-// the conversions, per frame (a burst of more than 1 ms is a preemption or SIGSTOP, not counted).
+// the conversions, per frame: the mean (a burst of more than 1 ms is a preemption or SIGSTOP, not
+// counted) and the median over frames.
 // --loop-seconds S, after receiving, converts and releases the same 32 mbufs in a tight loop for
 // S seconds (the cost with hot caches and no rx around it; the median of chunks of 64 bursts).
 // The receive window starts at the first frame.
@@ -202,6 +203,33 @@ struct Counters {
 	uint64_t preempted = 0; // timed spans over 1 ms, not counted
 };
 
+// Cycles per frame, weighted by frames: the median is what a typical frame cost, whatever a few
+// bursts during which this CPU was taken away (a busy or shared machine) cost.
+class PerFrameHistogram {
+public:
+	void add(uint64_t cycles, uint16_t frames)
+	{
+		const uint64_t per_frame = cycles / frames;
+		bins_[per_frame < kBins ? per_frame : kBins - 1] += frames;
+		total_ += frames;
+	}
+	double median_ns(uint64_t hz) const
+	{
+		uint64_t seen = 0;
+		for (size_t cycles = 0; cycles < kBins; ++cycles) {
+			seen += bins_[cycles];
+			if (total_ != 0 && seen * 2 >= total_)
+				return static_cast<double>(cycles) * 1e9 / static_cast<double>(hz);
+		}
+		return 0;
+	}
+
+private:
+	static constexpr size_t kBins = 1 << 16;
+	std::vector<uint64_t> bins_ = std::vector<uint64_t>(kBins);
+	uint64_t total_ = 0;
+};
+
 // mbuf_to_buf + doca_buf_dec_refcount for each mbuf; false if any conversion failed.
 bool convert_all(doca_dpdk_mempool *mempool, doca_buf_inventory *inventory, rte_mbuf **mbufs, uint16_t count)
 {
@@ -238,6 +266,8 @@ int main(int argc, char **argv)
 	int rx_port = -1;
 	int tx_port = -1;
 	Counters counters;
+	PerFrameHistogram rx_histogram;
+	PerFrameHistogram convert_histogram;
 	std::vector<rte_mbuf *> burst(options.burst);
 	uint64_t start_cycles = 0;
 	uint64_t end_cycles = 0;
@@ -318,6 +348,7 @@ int main(int argc, char **argv)
 			if (t1 - t0 < preempted_from) {
 				counters.rx_cycles += t1 - t0;
 				counters.rx_timed_frames += count;
+				rx_histogram.add(t1 - t0, count);
 			} else {
 				++counters.preempted;
 			}
@@ -325,6 +356,7 @@ int main(int argc, char **argv)
 				if (t2 - t1 < preempted_from) {
 					counters.convert_cycles += t2 - t1;
 					counters.convert_timed_frames += count;
+					convert_histogram.add(t2 - t1, count);
 				} else {
 					++counters.preempted;
 				}
@@ -391,7 +423,7 @@ int main(int argc, char **argv)
 		std::printf(
 		    "frames=%llu bytes=%llu seconds=%.3f bursts=%llu empty_polls=%llu frames_per_burst=%.2f "
 		    "sent=%llu dropped=%llu rx_ns_per_frame=%.2f convert_ns_per_frame=%.2f "
-		    "loop_convert_ns_per_frame=%.2f "
+		    "rx_ns_per_frame_median=%.2f convert_ns_per_frame_median=%.2f loop_convert_ns_per_frame=%.2f "
 		    "loop_frames=%llu preempted=%llu convert_failures=%llu\n",
 		    static_cast<unsigned long long>(counters.frames), static_cast<unsigned long long>(counters.bytes),
 		    seconds, static_cast<unsigned long long>(counters.bursts),
@@ -400,8 +432,9 @@ int main(int argc, char **argv)
 					 : static_cast<double>(counters.frames) / static_cast<double>(counters.bursts),
 		    static_cast<unsigned long long>(counters.sent), static_cast<unsigned long long>(counters.dropped),
 		    ns_per(counters.rx_cycles, counters.rx_timed_frames),
-		    ns_per(counters.convert_cycles, counters.convert_timed_frames), loop_ns,
-		    static_cast<unsigned long long>(loop_frames), static_cast<unsigned long long>(counters.preempted),
+		    ns_per(counters.convert_cycles, counters.convert_timed_frames), rx_histogram.median_ns(hz),
+		    convert_histogram.median_ns(hz), loop_ns, static_cast<unsigned long long>(loop_frames),
+		    static_cast<unsigned long long>(counters.preempted),
 		    static_cast<unsigned long long>(counters.convert_failures));
 		std::fflush(stdout);
 		rc = counters.convert_failures == 0 ? 0 : 1;
