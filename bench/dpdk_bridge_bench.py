@@ -160,8 +160,10 @@ class Pairing:
 
     def check(self, deadline, what):
         if time.monotonic() > deadline or not all(p.alive() for p in self.processes):
-            logs = " and ".join(p.log_path for p in self.processes)
-            raise RuntimeError(f"{self.name}: {what}; see {logs}")
+            # The logs go with the temporary directory: their ends are given here.
+            ends = "".join(f"\n--- {p.name} ({'running' if p.alive() else f'exited {p.process.returncode}'}):\n" +
+                           "\n".join(p.log_text().splitlines()[-8:]) for p in self.processes)
+            raise RuntimeError(f"{self.name}: {what}{ends}")
 
     def wait_for(self, condition, what, seconds=30):
         deadline = time.monotonic() + seconds
@@ -244,8 +246,9 @@ def bridge_receiver(name, label, args, run_dir, workdir, extra):
     return Process(name, label, command, workdir, env=dpu_env(run_dir), prefix=prefix)
 
 
-def make_pairings(size, args, workdir):
-    pairings = {}
+def make_pairings(size, args, workdir, pairings):
+    """Starts every pairing of a size into `pairings` (so that the caller stops what was started
+    when one fails)."""
     # Baseline: plain memif link, testpmd rxonly serves, testpmd txonly connects.
     p = pairings[BASELINE] = Pairing(BASELINE, workdir)
     socket = os.path.join(workdir, f"plain-{size}.sock")
@@ -310,13 +313,12 @@ def make_pairings(size, args, workdir):
         p.wait_for(ready_line(far, "packet forwarding - ports="), "the far testpmd never started")
         p.add(testpmd(f"io-{size}-tx", "tx", CPUS["tx"], "client", near, "txonly", size, workdir))
         p.count_on(far, RING_BYTES)
-    return pairings
 
 
 def run_size(size, args, workdir):
     pairings = {}
     try:
-        pairings = make_pairings(size, args, workdir)
+        make_pairings(size, args, workdir, pairings)
         names = list(pairings)
         slots = {name: [] for name in names}
         ratios = {name: [] for name in names + [FORWARDER + " / io"]}
