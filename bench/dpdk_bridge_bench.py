@@ -36,8 +36,9 @@ After the rounds (--timing-seconds > 0), per size: testpmd -> bench_dpdk_bridge_
 --time --convert, each alone and uninterrupted: the program's rte_eth_rx_burst cost per frame, and
 mbuf_to_buf + release per frame, with a tight loop converting the same 32 mbufs for comparison.
 
-    sudo bench/dpdk_bridge_bench.py --build build/default [--link hpf0] [--devargs ...] [--rx-port NAME]
-                                    [--sizes 64,1500] [--rounds 20] [--forwarder builtin|none|CMD]
+    sudo bench/dpdk_bridge_bench.py --build build/default [--link hpf0|p0] [--devargs ...] [--rx-port NAME]
+                                    [--sizes 64,1500] [--rounds 20] [--timing-seconds 5]
+                                    [--forwarder none|builtin|CMD] [--cpus 0,1,1] [--eal OPTIONS]
                                     [--json FILE]
 """
 import argparse
