@@ -1,11 +1,14 @@
 /* Counts the packets that pass one memif ring, for bench/memif_bench.py.
  *
- *   memif_ring_counter REGION_PATH SECONDS
+ *   memif_ring_counter REGION_PATH SECONDS [RING_OFFSET]
  *
  * REGION_PATH is the client's region 0 (rings first), e.g. /proc/<pid>/fd/<n> of its memfd; ring 0
- * is the client's transmit ring. The receiver's `tail` index is read for SECONDS, at a real-time
- * priority when allowed, so that a reading is held up only when this CPU is (and then the side
- * pinned to it waits too, so the other side moves at most a ring meanwhile).
+ * (RING_OFFSET 0, the default) is the client's transmit ring, and its receiver's `tail` index counts
+ * the packets taken. The client's receive rings follow its transmit rings (each ring 128 bytes and
+ * 16 bytes per slot): there the server's `tail` counts the packets the server delivered
+ * (bench/dpdk_bridge_bench.py counts what a forwarder delivers this way). The `tail` is read for
+ * SECONDS, at a real-time priority when allowed, so that a reading is held up only when this CPU
+ * is (and then the side pinned to it waits too, so the other side moves at most a ring meanwhile).
  *
  * The index is 16 bits and wraps every 65,536 packets, 0.6 ms at 100 Mpps: the count is exact only
  * if no two readings are a wrap apart. Each reading costs the CPU it runs on about 10-20 us on
@@ -29,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { RING_HEAD_OFFSET = 6, RING_TAIL_OFFSET = 64, MAX_FILL = 65536, MAP_SIZE = 4096 };
+enum { RING_HEAD_OFFSET = 6, RING_TAIL_OFFSET = 64, MAX_FILL = 65536, MAP_SIZE = 8192 };
 enum { STEP_TARGET = 20000, MIN_PERIOD_NS = 100000, MAX_PERIOD_NS = 400000 };
 
 static double now_s(void)
@@ -46,8 +49,8 @@ static uint16_t load_index(const volatile uint8_t *ring, size_t offset)
 
 int main(int argc, char **argv)
 {
-	if (argc != 3) {
-		fprintf(stderr, "usage: %s REGION_PATH SECONDS\n", argv[0]);
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: %s REGION_PATH SECONDS [RING_OFFSET]\n", argv[0]);
 		return 2;
 	}
 	double seconds = atof(argv[2]);
@@ -55,17 +58,28 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: SECONDS must be > 0\n", argv[0]);
 		return 2;
 	}
+	char *end = NULL;
+	unsigned long long ring_offset = argc == 4 ? strtoull(argv[3], &end, 0) : 0;
+	if (argc == 4 && (*argv[3] == '\0' || *end != '\0' || ring_offset % 64 != 0)) {
+		fprintf(stderr, "%s: RING_OFFSET must be a multiple of 64 bytes\n", argv[0]);
+		return 2;
+	}
+	/* Mapped from the page that holds the ring's first byte: the indexes are in its first 128 bytes. */
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	off_t map_offset = (off_t)(ring_offset - ring_offset % page);
+	size_t in_map = (size_t)(ring_offset % page);
 	int fd = open(argv[1], O_RDONLY);
 	if (fd < 0) {
 		perror(argv[1]);
 		return 1;
 	}
-	const volatile uint8_t *ring = mmap(NULL, MAP_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	const volatile uint8_t *map = mmap(NULL, MAP_SIZE, PROT_READ, MAP_SHARED, fd, map_offset);
 	close(fd);
-	if (ring == MAP_FAILED) {
+	if (map == MAP_FAILED) {
 		perror("mmap");
 		return 1;
 	}
+	const volatile uint8_t *ring = map + in_map;
 	struct sched_param param = {.sched_priority = 1};
 	(void)sched_setscheduler(0, SCHED_FIFO, &param); /* best effort: needs root or CAP_SYS_NICE */
 

@@ -9,6 +9,8 @@
 2. Steps of 60,000: still counted exactly (the index only moves forward), but max_step reports them,
    which is what makes bench/memif_bench.py drop such a slot (a longer step could hide a wrap).
 3. The fill (head - tail) is reported as the median of the readings.
+4. A ring at RING_OFFSET (a client's receive ring, after its transmit ring) is counted there (ring 0
+   does not move: a counter reading it would count nothing).
 """
 import ctypes
 import mmap
@@ -30,16 +32,18 @@ def mapped(pid, path):
         return False
 
 
-def run(counter, step, steps, fill, pause=0.005):
+def run(counter, step, steps, fill, pause=0.005, ring_offset=0):
+    size = ring_offset + 8192
     with tempfile.NamedTemporaryFile() as region:
-        region.write(bytes(4096))
+        region.write(bytes(size))
         region.flush()
-        shared = mmap.mmap(region.fileno(), 4096)
+        shared = mmap.mmap(region.fileno(), size)
         # Aligned 16-bit stores, as a memif peer makes them (a torn index would be a wrong test).
-        head = ctypes.c_uint16.from_buffer(shared, RING_HEAD_OFFSET)
-        tail = ctypes.c_uint16.from_buffer(shared, RING_TAIL_OFFSET)
+        head = ctypes.c_uint16.from_buffer(shared, ring_offset + RING_HEAD_OFFSET)
+        tail = ctypes.c_uint16.from_buffer(shared, ring_offset + RING_TAIL_OFFSET)
         head.value = fill
-        reader = subprocess.Popen([counter, region.name, "3.0"], stdout=subprocess.PIPE, text=True)
+        command = [counter, region.name, "3.0"] + ([str(ring_offset)] if ring_offset else [])
+        reader = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
         # Every step must fall inside the counter's window: start once it has mapped the region
         # (its first reading follows at once), and keep well within its 3 s even on a busy machine.
         deadline = time.monotonic() + 2
@@ -80,6 +84,12 @@ def main():
     counted = run(counter, 60000, 10, 0, pause=0.02)  # two steps between readings would be a wrap
     expect(counted["packets"] == 600000, "60,000-packet steps counted", counted)
     expect(counted["max_step"] >= 57344, "a step near a wrap is reported", counted)
+
+    # The second ring of a 1024-slot client: 128 + 16 * 1024 bytes in (not page-aligned).
+    counted = run(counter, 10000, 20, 7, ring_offset=16512)
+    expect(counted["packets"] == 200000 and counted["fill_median"] == 7, "a ring at an offset", counted)
+    bad = subprocess.run([counter, "/dev/null", "1", "100"], capture_output=True, text=True)
+    expect(bad.returncode == 2 and "multiple of 64" in bad.stderr, "a ring offset off a cache line", bad)
 
     bad = subprocess.run([counter, "/nonexistent/region", "1"], capture_output=True, text=True)
     expect(bad.returncode != 0 and "nonexistent" in bad.stderr, "a missing region is an error", bad)
