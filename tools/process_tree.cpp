@@ -9,6 +9,10 @@ namespace softdpu::cli {
 namespace {
 
 constexpr uint32_t kKthreadd = 2;
+// The table's drawing and the JSON's indentation stop growing at this depth (each line would
+// otherwise be as long as the tree is deep: quadratic output for a hostile guest's long chain);
+// deeper table lines carry their depth, "[depth N]".
+constexpr size_t kMaxDrawnDepth = 64;
 
 struct Node {
 	const TreeProcess *process;
@@ -95,8 +99,11 @@ private:
 			const bool root_row = pending.depth == 0;
 			Row row{pending.node, pending.depth,
 				root_row ? "" : pending.lead + (pending.last ? glyphs.corner : glyphs.tee), ""};
-			const std::string child_lead =
-			    root_row ? "" : pending.lead + (pending.last ? glyphs.blank : glyphs.bar);
+			if (pending.depth > kMaxDrawnDepth)
+				row.branch += "[depth " + std::to_string(pending.depth) + "] ";
+			const std::string child_lead = root_row || pending.depth >= kMaxDrawnDepth
+							   ? pending.lead
+							   : pending.lead + (pending.last ? glyphs.blank : glyphs.bar);
 			Node &node = nodes_[pending.node];
 			if (options_.fold_kernel_threads && node.process->pid == kKthreadd) {
 				node.folded = fold(pending.node);
@@ -151,7 +158,7 @@ void print_nested_json(const Tree &tree, const std::vector<Row> &rows, std::FILE
 		std::fprintf(out, "[]\n");
 		return;
 	}
-	auto indent = [](size_t level) { return std::string(2 * level, ' '); };
+	auto indent = [](size_t level) { return std::string(2 * std::min(level, kMaxDrawnDepth), ' '); };
 	std::string text = "[";
 	for (size_t i = 0; i < rows.size(); ++i) {
 		const Node &node = tree.node(rows[i].node);
