@@ -588,6 +588,7 @@ bool utf8_locale()
 void print_pstree(const Options &options, Session &session)
 {
 	std::vector<TreeProcess> processes;
+	processes.reserve(static_cast<size_t>(session.process_count));
 	for (int i = 0; i < session.process_count; ++i)
 		processes.push_back({pid_of(session.processes[i]),
 				     doca_apsh_process_info_get(session.processes[i], DOCA_APSH_PROCESS_PPID),

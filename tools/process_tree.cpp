@@ -37,6 +37,7 @@ public:
 	Tree(const std::vector<TreeProcess> &processes, const TreeOptions &options) : options_(options)
 	{
 		std::vector<const TreeProcess *> sorted;
+		sorted.reserve(processes.size());
 		for (const TreeProcess &process : processes)
 			sorted.push_back(&process);
 		std::stable_sort(sorted.begin(), sorted.end(),
