@@ -4,6 +4,8 @@
 // The memory source comes from --memory (set as SOFTDPU_APSH_MEMORY for this process) or, when
 // absent, from the environment or the topology. docs/apsh-cli.md describes the options.
 #include "commands.hpp"
+#include "process_tree.hpp"
+#include "table_output.hpp"
 
 #include <doca_apsh.h>
 #include <doca_apsh_attr.h>
@@ -12,9 +14,8 @@
 #include <softdpu/apsh.h>
 #include <softdpu/topology.h>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -31,11 +32,10 @@ namespace softdpu::cli {
 
 namespace {
 
-using Json = nlohmann::ordered_json; // keys in column order
-
 constexpr const char *kQueryHelp =
     "queries:\n"
     "  ps          processes (pid, ppid, uid, gid, state, cpu time, comm)\n"
+    "  pstree      the processes as a tree (kernel threads folded; --kernel-threads shows them)\n"
     "  threads     threads of every process\n"
     "  libs        loaded libraries\n"
     "  vads        memory areas\n"
@@ -44,11 +44,12 @@ constexpr const char *kQueryHelp =
     "  netscan     TCP/UDP sockets (IPv4 and IPv6)\n"
     "  params      command line and image path\n"
     "  injections  suspected code injections (anonymous executable or writable+executable areas)\n"
-    "  attest      attestation of executable areas against a hash map (--hash-map)\n"
+    "  attest      attestation of executable areas against a hash map (--hash-map), with a verdict\n"
     "  yara        YARA scan (DOCA's built-in rules, or --rules FILE)\n"
     "\n"
     "The memory source is --memory, else SOFTDPU_APSH_MEMORY (the same syntax), else the topology's\n"
     "representor memory. Without --symbols/--regions/--kpgd everything is derived from the memory.\n"
+    "Every query prints a table, JSON, JSON lines or CSV (--output), with the same columns.\n"
     "Options go before or after the query; --opt=value and --opt value are the same. docs/apsh-cli.md.\n";
 
 // ---------------------------------------------------------------------------------------------
@@ -62,7 +63,10 @@ struct Options {
 	std::string symbols, regions, kpgd, rep_pci;
 	std::vector<std::string> pid_texts;
 	std::vector<uint32_t> pids;
-	bool json = false;
+	bool json = false; // --json: --output json
+	std::optional<std::string> output_text;
+	OutputFormat output = OutputFormat::table;
+	bool kernel_threads = false;
 	bool no_progress = false;
 	bool progress = true;
 	bool verbose = false;
@@ -76,8 +80,8 @@ struct Options {
 	std::optional<uint32_t> window_size, window_step;
 };
 
-const char *const kQueries[] = {"ps",      "threads", "libs",       "vads",   "modules", "envars",
-				"netscan", "params",  "injections", "attest", "yara"};
+const char *const kQueries[] = {"ps",     "pstree",  "threads", "libs",       "vads",   "modules",
+				"envars", "netscan", "params",  "injections", "attest", "yara"};
 
 template <typename Integer> Integer parse_number(std::string_view option, std::string_view text)
 {
@@ -119,7 +123,12 @@ void declare_options(CLI::App &apsh, Options &options)
 			"03:00.0; default: the first with a memory source)")
 	    ->group(source);
 	const char *output = "Output and selection";
-	apsh.add_flag("--json", options.json, "JSON array instead of a table")->group(output);
+	apsh.add_option("--output", options.output_text,
+			"table (default), json (an array; pstree: nested), jsonl (an object a line) or csv "
+			"(RFC 4180, a header of keys); the same columns in every format")
+	    ->type_name("FORMAT")
+	    ->group(output);
+	apsh.add_flag("--json", options.json, "the same as --output json")->group(output);
 	apsh.add_option("--pid", options.pid_texts, "only process N (repeatable)")
 	    ->type_name("N")
 	    ->allow_extra_args(false)
@@ -130,6 +139,9 @@ void declare_options(CLI::App &apsh, Options &options)
 	apsh.add_flag("--verbose", options.verbose, "also print the SDK's warnings and what system start found")
 	    ->group(output);
 	const char *query = "Query options";
+	apsh.add_flag("--kernel-threads", options.kernel_threads,
+		      "pstree: show kthreadd's children instead of one folded line with their count")
+	    ->group(query);
 	apsh.add_option("--hash-map", options.hash_map, "attest: the hash map (softdpu-exec-hash-build-map output)")
 	    ->group(query);
 	apsh.add_option("--rule", options.rule_names,
@@ -154,6 +166,17 @@ void validate(Options &options)
 	if (std::find(std::begin(kQueries), std::end(kQueries), options.query) == std::end(kQueries))
 		fail_usage("unknown query \"" + options.query + "\"");
 	options.progress = !options.no_progress;
+	if (options.output_text) {
+		const auto format = parse_output_format(*options.output_text);
+		if (!format)
+			fail_usage("--output: unknown format \"" + *options.output_text + "\" (" +
+				   output_format_names() + ")");
+		if (options.json && *format != OutputFormat::json)
+			fail_usage("--json means --output json, not --output " + *options.output_text);
+		options.output = *format;
+	} else if (options.json) {
+		options.output = OutputFormat::json;
+	}
 	for (const std::string &text : options.pid_texts)
 		options.pids.push_back(parse_number<uint32_t>("--pid", text));
 	if (options.window_size_text)
@@ -200,6 +223,8 @@ void validate(Options &options)
 		fail_usage("--rule, --rules, --monotonic, --heap and --window-* only go with yara");
 	if (!options.rules.empty() && !options.user_rules.empty())
 		fail_usage("--rule and --rules cannot be combined");
+	if (options.query != "pstree" && options.kernel_threads)
+		fail_usage("--kernel-threads only goes with pstree");
 	if (options.query == "modules" && !options.pids.empty())
 		fail_usage("--pid does not apply to modules");
 }
@@ -229,99 +254,6 @@ bool check_readable(const char *option, const std::string &path, bool block_devi
 		return true;
 	std::fprintf(stderr, "softdpu apsh: %s %s: %s\n", option, path.c_str(), why.c_str());
 	return false;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tables: each cell is a JSON value; the table view prints it, the JSON view keeps its type.
-
-struct Column {
-	const char *header;
-	const char *key;
-	bool right_aligned = false;
-	bool two_decimals = false; // a number shown as "%.2f" in the table (JSON keeps it)
-};
-
-struct Table {
-	std::vector<Column> columns;
-	std::vector<std::vector<Json>> rows;
-
-	void add(std::vector<Json> row) { rows.push_back(std::move(row)); }
-};
-
-Json hex(uint64_t value)
-{
-	char text[24];
-	std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-	return text;
-}
-
-Json text_or_empty(const char *text)
-{
-	return text != nullptr ? Json(text) : Json("");
-}
-
-std::string cell_text(const Json &cell, const Column &column)
-{
-	if (column.two_decimals && cell.is_number()) {
-		char text[32];
-		std::snprintf(text, sizeof(text), "%.2f", cell.get<double>());
-		return text;
-	}
-	if (cell.is_string())
-		return cell.get<std::string>().empty() ? "-" : cell.get<std::string>();
-	if (cell.is_boolean())
-		return cell.get<bool>() ? "yes" : "no";
-	if (cell.is_null())
-		return "-";
-	return cell.dump();
-}
-
-void print_table(const Table &table, bool json)
-{
-	if (json) {
-		Json out = Json::array();
-		for (const auto &row : table.rows) {
-			Json object = Json::object();
-			for (size_t c = 0; c < table.columns.size(); ++c)
-				object[table.columns[c].key] = row[c];
-			out.push_back(std::move(object));
-		}
-		std::printf("%s\n", out.dump(2).c_str());
-		return;
-	}
-	std::vector<std::vector<std::string>> cells;
-	std::vector<size_t> widths;
-	for (const Column &column : table.columns)
-		widths.push_back(std::strlen(column.header));
-	for (const auto &row : table.rows) {
-		std::vector<std::string> line;
-		for (size_t c = 0; c < row.size(); ++c) {
-			line.push_back(cell_text(row[c], table.columns[c]));
-			widths[c] = std::max(widths[c], line.back().size());
-		}
-		cells.push_back(std::move(line));
-	}
-	auto print_line = [&](const std::vector<std::string> &line) {
-		std::string out;
-		for (size_t c = 0; c < line.size(); ++c) {
-			const bool last = c + 1 == line.size();
-			const size_t pad = widths[c] - line[c].size();
-			if (table.columns[c].right_aligned)
-				out.append(pad, ' ');
-			out += line[c];
-			if (!last && !table.columns[c].right_aligned)
-				out.append(pad, ' ');
-			if (!last)
-				out += "  ";
-		}
-		std::printf("%s\n", out.c_str());
-	};
-	std::vector<std::string> headers;
-	for (const Column &column : table.columns)
-		headers.emplace_back(column.header);
-	print_line(headers);
-	for (const auto &line : cells)
-		print_line(line);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -584,6 +516,34 @@ struct ProcessLoop {
 	}
 };
 
+// attest's verdict on one executable area: "ok" when every page of it in memory matches the hash
+// map, "modified" when some page in memory does not (it differs from the file, or the map has no
+// hash for it), "not-checked" when nothing could be compared; the reason says which and why.
+struct AttestationVerdict {
+	const char *verdict;
+	std::string reason;
+};
+
+AttestationVerdict attestation_verdict(doca_apsh_attestation *area)
+{
+	const char *path = doca_apsh_attst_info_get(area, DOCA_APSH_ATTESTATION_PATH_OF_MEMORY_AREA);
+	const int hashed = doca_apsh_attst_info_get(area, DOCA_APSH_ATTESTATION_PAGES_NUMBER);
+	const int present = doca_apsh_attst_info_get(area, DOCA_APSH_ATTESTATION_PAGES_PRESENT);
+	const int matching = doca_apsh_attst_info_get(area, DOCA_APSH_ATTESTATION_MATCHING_HASHES);
+	if (path == nullptr || *path == '\0')
+		return {"not-checked", "anonymous memory, no file to compare with"};
+	if (!doca_apsh_attst_info_get(area, DOCA_APSH_ATTESTATION_HASH_DATA_IS_PRESENT))
+		return {"not-checked", "not in the hash map"};
+	if (hashed == 0)
+		return {"not-checked", "the hash map has no page of this area"};
+	if (present == 0)
+		return {"not-checked", "no page of the area is in memory"};
+	const std::string in_memory = std::to_string(present) + (present == 1 ? " page" : " pages") + " in memory";
+	if (matching >= present)
+		return {"ok", (present == 1 ? "the " : "all ") + in_memory + (present == 1 ? " matches" : " match")};
+	return {"modified", std::to_string(present - matching) + " of " + in_memory + " differ from the hash map"};
+}
+
 Table processes_table(const Options &options, Session &session)
 {
 	Table table{{{"PID", "pid", true},
@@ -611,10 +571,41 @@ Table processes_table(const Options &options, Session &session)
 	return table;
 }
 
+// Box-drawing characters for pstree where the locale is UTF-8 (LC_ALL, else LC_CTYPE, else LANG).
+bool utf8_locale()
+{
+	for (const char *name : {"LC_ALL", "LC_CTYPE", "LANG"}) {
+		const char *value = std::getenv(name);
+		if (value == nullptr || *value == '\0')
+			continue;
+		std::string text(value);
+		std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+		return text.find("utf-8") != std::string::npos || text.find("utf8") != std::string::npos;
+	}
+	return false;
+}
+
+void print_pstree(const Options &options, Session &session)
+{
+	std::vector<TreeProcess> processes;
+	processes.reserve(static_cast<size_t>(session.process_count));
+	for (int i = 0; i < session.process_count; ++i)
+		processes.push_back({pid_of(session.processes[i]),
+				     doca_apsh_process_info_get(session.processes[i], DOCA_APSH_PROCESS_PPID),
+				     comm_of(session.processes[i])});
+	print_process_tree(processes, {options.pids, !options.kernel_threads, utf8_locale()}, options.output);
+}
+
 int run_query(const Options &options, Session &session)
 {
 	Table table;
 	ProcessLoop loop{options, session};
+	if (options.query == "pstree") {
+		print_pstree(options, session);
+		if (options.verbose)
+			print_sdk_messages("");
+		return 0;
+	}
 	if (options.query == "ps") {
 		table = processes_table(options, session);
 	} else if (options.query == "modules") {
@@ -625,9 +616,9 @@ int run_query(const Options &options, Session &session)
 		if (status != DOCA_SUCCESS)
 			return fail("modules: " + error_text(status));
 		for (int i = 0; i < count; ++i)
-			table.add({hex(doca_apsh_module_info_get(modules[i], DOCA_APSH_MODULES_OFFSET)),
+			table.add({hex_cell(doca_apsh_module_info_get(modules[i], DOCA_APSH_MODULES_OFFSET)),
 				   doca_apsh_module_info_get(modules[i], DOCA_APSH_MODULES_SIZE),
-				   text_or_empty(doca_apsh_module_info_get(modules[i], DOCA_APSH_MODULES_NAME))});
+				   text_cell(doca_apsh_module_info_get(modules[i], DOCA_APSH_MODULES_NAME))});
 		doca_apsh_module_free(modules);
 	} else if (options.query == "netscan") {
 		table.columns = {{"PID", "pid", true},           {"COMM", "comm"},
@@ -648,13 +639,13 @@ int run_query(const Options &options, Session &session)
 			const uint32_t pid = doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_PID);
 			if (!selected(options, pid))
 				continue;
-			table.add({pid, text_or_empty(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_COMM)),
-				   text_or_empty(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_PROTOCOL)),
-				   text_or_empty(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_LOCAL_ADDR)),
+			table.add({pid, text_cell(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_COMM)),
+				   text_cell(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_PROTOCOL)),
+				   text_cell(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_LOCAL_ADDR)),
 				   doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_LOCAL_PORT),
-				   text_or_empty(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_REMOTE_ADDR)),
+				   text_cell(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_REMOTE_ADDR)),
 				   doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_REMOTE_PORT),
-				   text_or_empty(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_STATE))});
+				   text_cell(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_STATE))});
 		}
 		doca_apsh_netscan_free(connections);
 	} else if (options.query == "threads") {
@@ -679,8 +670,8 @@ int run_query(const Options &options, Session &session)
 				    {doca_apsh_thread_info_get(t, DOCA_APSH_THREAD_PID),
 				     doca_apsh_thread_info_get(t, DOCA_APSH_THREAD_TID),
 				     std::string(1, state_letter(doca_apsh_thread_info_get(t, DOCA_APSH_THREAD_STATE))),
-				     text_or_empty(doca_apsh_thread_info_get(t, DOCA_APSH_THREAD_LINUX_PROC_NAME)),
-				     text_or_empty(doca_apsh_thread_info_get(t, DOCA_APSH_THREAD_LINUX_THREAD_NAME))});
+				     text_cell(doca_apsh_thread_info_get(t, DOCA_APSH_THREAD_LINUX_PROC_NAME)),
+				     text_cell(doca_apsh_thread_info_get(t, DOCA_APSH_THREAD_LINUX_THREAD_NAME))});
 			doca_apsh_threads_free(threads);
 			return DOCA_SUCCESS;
 		});
@@ -695,8 +686,8 @@ int run_query(const Options &options, Session &session)
 				return status;
 			for (int i = 0; i < count; ++i)
 				table.add({doca_apsh_lib_info_get(libs[i], DOCA_APSH_LIB_PID), comm_of(process),
-					   hex(doca_apsh_lib_info_get(libs[i], DOCA_APSH_LIB_LOAD_ADRESS)),
-					   text_or_empty(doca_apsh_lib_info_get(libs[i], DOCA_APSH_LIB_LIBRARY_PATH))});
+					   hex_cell(doca_apsh_lib_info_get(libs[i], DOCA_APSH_LIB_LOAD_ADRESS)),
+					   text_cell(doca_apsh_lib_info_get(libs[i], DOCA_APSH_LIB_LIBRARY_PATH))});
 			doca_apsh_libs_free(libs);
 			return DOCA_SUCCESS;
 		});
@@ -716,12 +707,12 @@ int run_query(const Options &options, Session &session)
 			});
 			for (doca_apsh_vad *v : rows)
 				table.add({doca_apsh_vad_info_get(v, DOCA_APSH_VMA_PID),
-					   text_or_empty(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_PROCESS_NAME)),
-					   hex(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_VM_START)),
-					   hex(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_VM_END)),
-					   text_or_empty(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_PROTECTION)),
-					   hex(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_OFFSET)),
-					   text_or_empty(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_FILE_PATH))});
+					   text_cell(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_PROCESS_NAME)),
+					   hex_cell(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_VM_START)),
+					   hex_cell(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_VM_END)),
+					   text_cell(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_PROTECTION)),
+					   hex_cell(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_OFFSET)),
+					   text_cell(doca_apsh_vad_info_get(v, DOCA_APSH_VMA_FILE_PATH))});
 			doca_apsh_vads_free(vads);
 			return DOCA_SUCCESS;
 		});
@@ -734,10 +725,9 @@ int run_query(const Options &options, Session &session)
 			if (status != DOCA_SUCCESS)
 				return status;
 			for (int i = 0; i < count; ++i)
-				table.add(
-				    {doca_apsh_envar_info_get(envars[i], DOCA_APSH_ENVARS_PID), comm_of(process),
-				     text_or_empty(doca_apsh_envar_info_get(envars[i], DOCA_APSH_ENVARS_VARIABLE)),
-				     text_or_empty(doca_apsh_envar_info_get(envars[i], DOCA_APSH_ENVARS_VALUE))});
+				table.add({doca_apsh_envar_info_get(envars[i], DOCA_APSH_ENVARS_PID), comm_of(process),
+					   text_cell(doca_apsh_envar_info_get(envars[i], DOCA_APSH_ENVARS_VARIABLE)),
+					   text_cell(doca_apsh_envar_info_get(envars[i], DOCA_APSH_ENVARS_VALUE))});
 			doca_apsh_envars_free(envars);
 			return DOCA_SUCCESS;
 		});
@@ -754,11 +744,11 @@ int run_query(const Options &options, Session &session)
 				return status;
 			table.add({doca_apsh_process_parameters_info_get(params, DOCA_APSH_PROCESS_PARAMETERS_PID),
 				   comm_of(process),
-				   hex(doca_apsh_process_parameters_info_get(
+				   hex_cell(doca_apsh_process_parameters_info_get(
 				       params, DOCA_APSH_PROCESS_PARAMETERS_IMAGE_BASE_ADDR)),
-				   text_or_empty(doca_apsh_process_parameters_info_get(
+				   text_cell(doca_apsh_process_parameters_info_get(
 				       params, DOCA_APSH_PROCESS_PARAMETERS_IMAGE_FULL_PATH)),
-				   text_or_empty(doca_apsh_process_parameters_info_get(
+				   text_cell(doca_apsh_process_parameters_info_get(
 				       params, DOCA_APSH_PROCESS_PARAMETERS_CMD_LINE))});
 			doca_apsh_process_parameters_free(params);
 			return DOCA_SUCCESS;
@@ -780,19 +770,20 @@ int run_query(const Options &options, Session &session)
 				return status;
 			for (int i = 0; i < count; ++i) {
 				doca_apsh_injection_detect *f = found[i];
-				table.add(
-				    {doca_apsh_injection_detect_info_get(f, DOCA_APSH_INJECTION_DETECT_PID),
-				     comm_of(process),
-				     hex(doca_apsh_injection_detect_info_get(f, DOCA_APSH_INJECTION_DETECT_VAD_START)),
-				     hex(doca_apsh_injection_detect_info_get(f, DOCA_APSH_INJECTION_DETECT_VAD_END)),
-				     text_or_empty(doca_apsh_injection_detect_info_get(
-					 f, DOCA_APSH_INJECTION_DETECT_VAD_PROTECTION)),
-				     hex(doca_apsh_injection_detect_info_get(
-					 f, DOCA_APSH_INJECTION_DETECT_SUSPECTED_AREA_START)),
-				     hex(doca_apsh_injection_detect_info_get(
-					 f, DOCA_APSH_INJECTION_DETECT_SUSPECTED_AREA_END)),
-				     text_or_empty(doca_apsh_injection_detect_info_get(
-					 f, DOCA_APSH_INJECTION_DETECT_VAD_FILE_PATH))});
+				table.add({doca_apsh_injection_detect_info_get(f, DOCA_APSH_INJECTION_DETECT_PID),
+					   comm_of(process),
+					   hex_cell(doca_apsh_injection_detect_info_get(
+					       f, DOCA_APSH_INJECTION_DETECT_VAD_START)),
+					   hex_cell(doca_apsh_injection_detect_info_get(
+					       f, DOCA_APSH_INJECTION_DETECT_VAD_END)),
+					   text_cell(doca_apsh_injection_detect_info_get(
+					       f, DOCA_APSH_INJECTION_DETECT_VAD_PROTECTION)),
+					   hex_cell(doca_apsh_injection_detect_info_get(
+					       f, DOCA_APSH_INJECTION_DETECT_SUSPECTED_AREA_START)),
+					   hex_cell(doca_apsh_injection_detect_info_get(
+					       f, DOCA_APSH_INJECTION_DETECT_SUSPECTED_AREA_END)),
+					   text_cell(doca_apsh_injection_detect_info_get(
+					       f, DOCA_APSH_INJECTION_DETECT_VAD_FILE_PATH))});
 			}
 			doca_apsh_injection_detect_free(found);
 			return DOCA_SUCCESS;
@@ -807,7 +798,9 @@ int run_query(const Options &options, Session &session)
 				 {"PRESENT", "pages_present", true},
 				 {"MATCHING", "matching_hashes", true},
 				 {"IN MAP", "hash_data_present"},
-				 {"PATH", "path"}};
+				 {"VERDICT", "verdict"},
+				 {"PATH", "path"},
+				 {"REASON", "reason"}};
 		loop.show_progress = true;
 		loop.run("attestation", [&](doca_apsh_process *process) {
 			doca_apsh_attestation **areas = nullptr;
@@ -818,16 +811,19 @@ int run_query(const Options &options, Session &session)
 				return status;
 			for (int i = 0; i < count; ++i) {
 				doca_apsh_attestation *a = areas[i];
-				table.add({doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_PID), comm_of(process),
-					   hex(doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_START_ADDRESS)),
-					   hex(doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_END_ADDRESS)),
-					   text_or_empty(doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_PROTECTION)),
-					   doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_PAGES_NUMBER),
-					   doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_PAGES_PRESENT),
-					   doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_MATCHING_HASHES),
-					   doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_HASH_DATA_IS_PRESENT),
-					   text_or_empty(doca_apsh_attst_info_get(
-					       a, DOCA_APSH_ATTESTATION_PATH_OF_MEMORY_AREA))});
+				const AttestationVerdict verdict = attestation_verdict(a);
+				table.add(
+				    {doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_PID), comm_of(process),
+				     hex_cell(doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_START_ADDRESS)),
+				     hex_cell(doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_END_ADDRESS)),
+				     text_cell(doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_PROTECTION)),
+				     doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_PAGES_NUMBER),
+				     doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_PAGES_PRESENT),
+				     doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_MATCHING_HASHES),
+				     doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_HASH_DATA_IS_PRESENT),
+				     verdict.verdict,
+				     text_cell(doca_apsh_attst_info_get(a, DOCA_APSH_ATTESTATION_PATH_OF_MEMORY_AREA)),
+				     verdict.reason});
 			}
 			doca_apsh_attestation_free(areas);
 			return DOCA_SUCCESS;
@@ -863,17 +859,18 @@ int run_query(const Options &options, Session &session)
 			if (status != DOCA_SUCCESS)
 				return status;
 			for (int i = 0; i < count; ++i)
-				table.add({doca_apsh_yara_info_get(matches[i], DOCA_APSH_YARA_PID),
-					   text_or_empty(doca_apsh_yara_info_get(matches[i], DOCA_APSH_YARA_COMM)),
-					   text_or_empty(doca_apsh_yara_info_get(matches[i], DOCA_APSH_YARA_RULE)),
-					   hex(doca_apsh_yara_info_get(matches[i], DOCA_APSH_YARA_MATCH_WINDOW_ADDR)),
-					   doca_apsh_yara_info_get(matches[i], DOCA_APSH_YARA_MATCH_WINDOW_LEN)});
+				table.add(
+				    {doca_apsh_yara_info_get(matches[i], DOCA_APSH_YARA_PID),
+				     text_cell(doca_apsh_yara_info_get(matches[i], DOCA_APSH_YARA_COMM)),
+				     text_cell(doca_apsh_yara_info_get(matches[i], DOCA_APSH_YARA_RULE)),
+				     hex_cell(doca_apsh_yara_info_get(matches[i], DOCA_APSH_YARA_MATCH_WINDOW_ADDR)),
+				     doca_apsh_yara_info_get(matches[i], DOCA_APSH_YARA_MATCH_WINDOW_LEN)});
 			doca_apsh_yara_free(matches);
 			return DOCA_SUCCESS;
 		});
 		doca_apsh_user_yara_rules_destroy(user_rules);
 	}
-	print_table(table, options.json);
+	print_table(table, options.output);
 	if (options.verbose)
 		print_sdk_messages("");
 	return loop.errors > 0 ? 1 : 0;

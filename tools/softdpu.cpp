@@ -1,7 +1,7 @@
 // softdpu: command line for the software DPU. main() builds the CLI11 application from the
 // subcommands (commands.hpp), parses, and turns every failure into one message and exit status:
 // 0 for --help and --version (on stdout), 2 for usage errors (the reason on the first line of
-// stderr), the command's own status otherwise.
+// stderr), the command's own status otherwise. "softdpu version" is "softdpu --version".
 #include "cli_errors.hpp"
 #include "commands.hpp"
 
@@ -67,7 +67,23 @@ void print_sdk_messages(const char *indent)
 
 } // namespace softdpu::cli
 
+// git describe of the source tree the program was built from, "" outside git (git_describe.cpp,
+// written by cmake/git_describe.cmake).
+extern const char softdpu_git_describe[];
+
 namespace {
+
+// The project's version (CMake's project(VERSION)), the DOCA API it implements (doca_version.h's
+// major.minor), the DOCA release of the headers and of the libraries loaded, and the commit.
+std::string version_text()
+{
+	std::string text = std::string("softdpu " SOFTDPU_VERSION " (DOCA ") + doca_version_runtime() + ")\n" +
+			   "DOCA API: " + std::to_string(DOCA_VER_MAJOR) + "." + std::to_string(DOCA_VER_MINOR) +
+			   " (headers " + doca_version() + ", libraries " + doca_version_runtime() + ")";
+	if (softdpu_git_describe[0] != '\0')
+		text += std::string("\ngit: ") + softdpu_git_describe;
+	return text;
+}
 
 CLI::App *find_subcommand(CLI::App &app, std::string_view name)
 {
@@ -100,8 +116,7 @@ std::string command_path(CLI::App &app, int argc, char **argv)
 static int run(int argc, char **argv)
 {
 	CLI::App app{"Command line of softdpu, the software DPU (DOCA 2.5 API on ordinary Linux).", "softdpu"};
-	app.set_version_flag("--version",
-			     std::string("softdpu " SOFTDPU_VERSION " (DOCA ") + doca_version_runtime() + ")");
+	app.set_version_flag("--version", version_text());
 	app.require_subcommand(1);
 	app.footer("environment: SOFTDPU_SIDE=host|dpu (default dpu), SOFTDPU_TOPOLOGY=FILE.json, SOFTDPU_RUN_DIR=DIR "
 		   "(link sockets)\n"
@@ -115,6 +130,9 @@ static int run(int argc, char **argv)
 #ifdef SOFTDPU_HAVE_APSH
 	softdpu::cli::add_apsh_command(app);
 #endif
+	app.add_subcommand("version", "the version (the same as --version)")->callback([] {
+		std::printf("%s\n", version_text().c_str());
+	});
 	// "softdpu help" as before: the same as --help.
 	char help_flag[] = "--help";
 	if (argc == 2 && std::string_view(argv[1]) == "help")

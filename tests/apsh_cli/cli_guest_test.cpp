@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <elf.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -25,6 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json; // keys in the order the CLI wrote them
 using softdpu::guest::GroundTruth;
 
 struct Result {
@@ -96,6 +99,154 @@ Json apsh_json(std::vector<std::string> args)
 		ADD_FAILURE() << "not JSON: " << error.what() << "\n" << result.out.substr(0, 400);
 		return Json::array();
 	}
+}
+
+// A query's output in one format; fails the test (and returns "") when the CLI failed.
+std::string apsh_output(std::vector<std::string> args, const std::string &format)
+{
+	args.insert(args.end(), {"--output", format});
+	const Result result = apsh(args);
+	EXPECT_EQ(result.status, 0) << format << ": " << result.err;
+	EXPECT_EQ(result.err, "") << format;
+	return result.status == 0 ? result.out : "";
+}
+
+std::vector<std::string> lines_of(const std::string &text)
+{
+	std::vector<std::string> lines;
+	std::istringstream in(text);
+	for (std::string line; std::getline(in, line);)
+		lines.push_back(line);
+	return lines;
+}
+
+// RFC 4180: records end in CRLF; a quoted field may hold commas, CR, LF and doubled quotes.
+std::vector<std::vector<std::string>> read_csv(const std::string &text)
+{
+	std::vector<std::vector<std::string>> records;
+	std::vector<std::string> record;
+	std::string field;
+	bool quoted = false;
+	for (size_t i = 0; i < text.size(); ++i) {
+		const char c = text[i];
+		if (quoted && c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+			field += '"';
+			++i;
+		} else if (c == '"' && (quoted || field.empty())) {
+			quoted = !quoted;
+		} else if (!quoted && c == ',') {
+			record.push_back(std::move(field));
+			field.clear();
+		} else if (!quoted && c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') {
+			record.push_back(std::move(field));
+			field.clear();
+			records.push_back(std::move(record));
+			record.clear();
+			++i;
+		} else {
+			field += c;
+		}
+	}
+	EXPECT_TRUE(!quoted && record.empty() && field.empty()) << "CSV does not end with a complete record";
+	return records;
+}
+
+// A JSON value as the table shows it (docs/apsh-cli.md): "" as "-", booleans as yes/no, CPU
+// seconds with two decimals, numbers as they are.
+std::string as_table_cell(const std::string &key, const OrderedJson &value)
+{
+	if (key == "cpu_seconds") {
+		char text[32];
+		std::snprintf(text, sizeof(text), "%.2f", value.get<double>());
+		return text;
+	}
+	if (value.is_string())
+		return value.get<std::string>().empty() ? "-" : value.get<std::string>();
+	if (value.is_boolean())
+		return value.get<bool>() ? "yes" : "no";
+	return value.dump();
+}
+
+// A JSON value as CSV carries it: strings as they are, the rest as JSON writes it.
+std::string as_csv_cell(const OrderedJson &value)
+{
+	return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// A table row cut into `columns` cells at runs of spaces; the last cell keeps the rest of the line
+// (the queries compared here have spaces, if anywhere, only in their last column).
+std::vector<std::string> table_cells(const std::string &line, size_t columns)
+{
+	std::vector<std::string> cells;
+	size_t at = line.find_first_not_of(' ');
+	while (at != std::string::npos && cells.size() + 1 < columns) {
+		const size_t end = line.find(' ', at);
+		cells.push_back(line.substr(at, end - at));
+		at = end == std::string::npos ? end : line.find_first_not_of(' ', end);
+	}
+	if (at != std::string::npos)
+		cells.push_back(line.substr(at));
+	return cells;
+}
+
+// One query in every format: JSON (and --json, the same bytes), JSON lines, CSV and the table
+// carry the same rows with the same columns in the same order. Returns the JSON rows.
+OrderedJson expect_formats_agree(const std::vector<std::string> &args)
+{
+	const std::string json_text = apsh_output(args, "json");
+	{
+		std::vector<std::string> alias = args;
+		alias.push_back("--json");
+		EXPECT_EQ(apsh(alias).out, json_text);
+	}
+	const OrderedJson rows = OrderedJson::parse(json_text.empty() ? "[]" : json_text);
+	EXPECT_FALSE(rows.empty()) << "no rows to compare";
+	if (rows.empty())
+		return rows;
+	std::vector<std::string> keys;
+	for (const auto &[key, value] : rows[0].items())
+		keys.push_back(key);
+
+	const std::vector<std::string> jsonl = lines_of(apsh_output(args, "jsonl"));
+	EXPECT_EQ(jsonl.size(), rows.size());
+	for (size_t i = 0; i < std::min(jsonl.size(), rows.size()); ++i)
+		EXPECT_EQ(OrderedJson::parse(jsonl[i]), rows[i]) << i;
+
+	const auto records = read_csv(apsh_output(args, "csv"));
+	EXPECT_EQ(records.size(), rows.size() + 1);
+	if (!records.empty()) {
+		EXPECT_EQ(records[0], keys);
+	}
+	for (size_t i = 0; i + 1 < records.size() && i < rows.size(); ++i) {
+		std::vector<std::string> expected;
+		for (const std::string &key : keys)
+			expected.push_back(as_csv_cell(rows[i].at(key)));
+		EXPECT_EQ(records[i + 1], expected) << "CSV row " << i;
+	}
+
+	const std::vector<std::string> table = lines_of(apsh_output(args, "table"));
+	EXPECT_EQ(table.size(), rows.size() + 1);
+	if (!table.empty()) {
+		EXPECT_TRUE(table[0].starts_with("PID") || table[0].starts_with("ADDRESS")) << table[0];
+	}
+	for (size_t i = 0; i + 1 < table.size() && i < rows.size(); ++i) {
+		std::vector<std::string> expected;
+		for (const std::string &key : keys)
+			expected.push_back(as_table_cell(key, rows[i].at(key)));
+		EXPECT_EQ(table_cells(table[i + 1], keys.size()), expected)
+		    << "table row " << i << ": " << table[i + 1];
+	}
+	return rows;
+}
+
+// The initramfs tree the guest booted from (guest.env's INITRAMFS_ROOT); "" when it names none.
+std::string initramfs_root(const fs::path &snapshot)
+{
+	std::ifstream env(snapshot / "guest.env");
+	for (std::string line; std::getline(env, line);)
+		if (line.starts_with("INITRAMFS_ROOT="))
+			return line.substr(15);
+	return "";
 }
 
 class ApshCliGuest : public ::testing::Test {
@@ -313,13 +464,7 @@ TEST_F(ApshCliGuest, YaraUserRuleFindsTheMarkerOnlyInTheTarget)
 TEST_F(ApshCliGuest, AttestationMatchesTheGuestFiles)
 {
 	// The guest's files, hashed by softdpu-exec-hash-build-map from the initramfs tree.
-	std::string root;
-	{
-		std::ifstream env(snapshot_ / "guest.env");
-		for (std::string line; std::getline(env, line);)
-			if (line.starts_with("INITRAMFS_ROOT="))
-				root = line.substr(15);
-	}
+	const std::string root = initramfs_root(snapshot_);
 	if (root.empty() || !fs::exists(root + "/bin"))
 		GTEST_SKIP() << "guest.env names no initramfs tree";
 	const fs::path map = fs::temp_directory_path() / ("apsh_cli_hash." + std::to_string(::getpid()) + ".json");
@@ -334,12 +479,23 @@ TEST_F(ApshCliGuest, AttestationMatchesTheGuestFiles)
 	std::set<std::string> attested;
 	for (const Json &row : areas) {
 		EXPECT_EQ(row.at("pid"), target->pid);
-		if (!row.at("hash_data_present").get<bool>())
+		if (!row.at("hash_data_present").get<bool>()) {
+			// Anonymous memory and [vdso]: nothing to compare with.
+			EXPECT_EQ(row.at("verdict"), "not-checked") << row.dump();
+			EXPECT_EQ(row.at("reason"), row.at("path") == "" ? "anonymous memory, no file to compare with"
+									 : "not in the hash map")
+			    << row.dump();
 			continue;
+		}
 		attested.insert(row.at("path").get<std::string>());
 		// An unmodified guest: every present page of a file we hashed matches.
 		EXPECT_GT(row.at("pages_present").get<int>(), 0) << row.dump();
 		EXPECT_EQ(row.at("matching_hashes"), row.at("pages_present")) << row.dump();
+		EXPECT_EQ(row.at("verdict"), "ok") << row.dump();
+		const int present = row.at("pages_present");
+		EXPECT_EQ(row.at("reason"), present == 1 ? std::string("the 1 page in memory matches")
+							 : "all " + std::to_string(present) + " pages in memory match")
+		    << row.dump();
 	}
 	EXPECT_TRUE(attested.count("/bin/apsh_target"));
 	EXPECT_TRUE(attested.count("/lib/x86_64-linux-gnu/libc.so.6"));
@@ -524,6 +680,197 @@ TEST_F(ApshCliGuest, NotAMemoryImageFailsWithStatusOne)
 	EXPECT_EQ(result.status, 1);
 	EXPECT_NE(result.err.find("cannot read the guest"), std::string::npos) << result.err;
 	EXPECT_TRUE(result.out.empty());
+}
+
+TEST_F(ApshCliGuest, EveryFormatCarriesTheTablesRows)
+{
+	const std::string target = std::to_string(pid_of("apsh_target"));
+	const OrderedJson ps = expect_formats_agree({"ps", "--memory", raw()});
+	EXPECT_GT(ps.size(), 10u);
+	EXPECT_FALSE(expect_formats_agree({"modules", "--memory", raw()}).empty());
+	EXPECT_FALSE(expect_formats_agree({"netscan", "--memory", raw()}).empty());
+	EXPECT_EQ(expect_formats_agree({"threads", "--memory", raw(), "--pid", target}).size(),
+		  truth_->threads_of(std::stoul(target)).size());
+	// Empty strings ("-" in the table) and addresses.
+	EXPECT_FALSE(expect_formats_agree({"vads", "--memory", raw(), "--pid", target}).empty());
+}
+
+TEST_F(ApshCliGuest, AttestVerdictInEveryFormat)
+{
+	const std::string root = initramfs_root(snapshot_);
+	if (root.empty() || !fs::exists(root + "/bin"))
+		GTEST_SKIP() << "guest.env names no initramfs tree";
+	const fs::path map = fs::temp_directory_path() / ("apsh_cli_verdict." + std::to_string(::getpid()) + ".json");
+	const Result built = run(SOFTDPU_EXEC_HASH_TOOL,
+				 {"-o", map.string(), "--root", root, root + "/bin", root + "/lib", root + "/lib64"});
+	ASSERT_EQ(built.status, 0) << built.err;
+	const OrderedJson rows = expect_formats_agree(
+	    {"attest", "--memory", raw(), "--hash-map", map.string(), "--pid", std::to_string(pid_of("apsh_target"))});
+	fs::remove(map);
+	std::set<std::string> verdicts;
+	for (const OrderedJson &row : rows) {
+		verdicts.insert(row.at("verdict").get<std::string>());
+		EXPECT_FALSE(row.at("reason").get<std::string>().empty()) << row.dump();
+	}
+	EXPECT_EQ(verdicts, (std::set<std::string>{"ok", "not-checked"}));
+}
+
+// The executable's code pages changed in the hash map's copy of the file: its area is "modified".
+TEST_F(ApshCliGuest, AttestOfAChangedFileSaysModified)
+{
+	const std::string root = initramfs_root(snapshot_);
+	if (root.empty() || !fs::exists(root + "/bin/apsh_target"))
+		GTEST_SKIP() << "guest.env names no initramfs tree";
+	std::string bytes = slurp(root + "/bin/apsh_target");
+	ASSERT_GE(bytes.size(), sizeof(Elf64_Ehdr));
+	Elf64_Ehdr header;
+	std::memcpy(&header, bytes.data(), sizeof(header));
+	size_t changed = 0;
+	for (unsigned i = 0; i < header.e_phnum; ++i) {
+		Elf64_Phdr segment;
+		const size_t at = header.e_phoff + size_t{i} * header.e_phentsize;
+		ASSERT_LE(at + sizeof(segment), bytes.size());
+		std::memcpy(&segment, bytes.data() + at, sizeof(segment));
+		if (segment.p_type != PT_LOAD || !(segment.p_flags & PF_X))
+			continue;
+		// One byte in every page of the code (past the ELF header when the segment starts at 0).
+		for (uint64_t offset = segment.p_offset + 64; offset < segment.p_offset + segment.p_filesz;
+		     offset += 4096, ++changed)
+			bytes[offset] = static_cast<char>(bytes[offset] ^ 0xff);
+	}
+	ASSERT_GT(changed, 0u) << "no executable segment in apsh_target";
+	const fs::path copy = fs::temp_directory_path() / ("apsh_cli_changed." + std::to_string(::getpid()));
+	fs::create_directories(copy / "bin");
+	std::ofstream(copy / "bin/apsh_target", std::ios::binary) << bytes;
+	const fs::path map = copy / "hash.json";
+	const Result built = run(SOFTDPU_EXEC_HASH_TOOL,
+				 {"-o", map.string(), "--root", copy.string(), (copy / "bin/apsh_target").string()});
+	ASSERT_EQ(built.status, 0) << built.err;
+	const OrderedJson rows = expect_formats_agree(
+	    {"attest", "--memory", raw(), "--hash-map", map.string(), "--pid", std::to_string(pid_of("apsh_target"))});
+	fs::remove_all(copy);
+	bool modified = false;
+	for (const OrderedJson &row : rows) {
+		if (row.at("path") == "/bin/apsh_target") {
+			modified = true;
+			EXPECT_EQ(row.at("verdict"), "modified") << row.dump();
+			const int present = row.at("pages_present");
+			const int matching = row.at("matching_hashes");
+			EXPECT_LT(matching, present) << row.dump();
+			EXPECT_EQ(row.at("reason"), std::to_string(present - matching) + " of " +
+							std::to_string(present) + (present == 1 ? " page" : " pages") +
+							" in memory differ from the hash map")
+			    << row.dump();
+		} else if (row.at("path") != "") {
+			// libc and the loader are not in this map.
+			EXPECT_EQ(row.at("verdict"), "not-checked") << row.dump();
+			EXPECT_EQ(row.at("reason"), "not in the hash map") << row.dump();
+		}
+	}
+	EXPECT_TRUE(modified);
+}
+
+// pstree: every process of ps once, under its parent; kthreadd's descendants folded into a count.
+TEST_F(ApshCliGuest, PstreeIsPsAsATree)
+{
+	std::map<uint32_t, uint32_t> ps; // pid -> ppid
+	for (const Json &row : apsh_json({"ps", "--memory", raw()}))
+		ps[row.at("pid")] = row.at("ppid");
+	ASSERT_GT(ps.size(), 10u);
+	// kthreadd's descendants, from ps.
+	std::set<uint32_t> kernel{2};
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (const auto &[pid, ppid] : ps)
+			if (kernel.count(ppid) && kernel.insert(pid).second)
+				grew = true;
+	}
+	kernel.erase(2);
+	ASSERT_GT(kernel.size(), 5u);
+
+	for (bool shown : {false, true}) {
+		SCOPED_TRACE(shown ? "--kernel-threads" : "folded");
+		std::vector<std::string> args = {"pstree", "--memory", raw()};
+		if (shown)
+			args.push_back("--kernel-threads");
+		// JSON: nested, each node once with ps's ppid, under the node of that pid.
+		const Json tree = Json::parse(apsh_output(args, "json"));
+		std::map<uint32_t, uint32_t> seen;
+		uint64_t folded = 0;
+		std::vector<std::pair<const Json *, const Json *>> stack; // node, parent
+		for (auto it = tree.rbegin(); it != tree.rend(); ++it)
+			stack.emplace_back(&*it, nullptr);
+		std::vector<uint32_t> preorder;
+		while (!stack.empty()) {
+			const auto [node, parent] = stack.back();
+			stack.pop_back();
+			const uint32_t pid = node->at("pid");
+			preorder.push_back(pid);
+			EXPECT_TRUE(seen.emplace(pid, node->at("ppid").get<uint32_t>()).second)
+			    << "pid " << pid << " twice";
+			ASSERT_TRUE(ps.count(pid)) << pid;
+			EXPECT_EQ(node->at("ppid"), ps[pid]) << pid;
+			if (parent != nullptr) {
+				EXPECT_EQ(parent->at("pid"), ps[pid]) << pid;
+			} else {
+				EXPECT_FALSE(ps.count(ps[pid])) << "root " << pid << " has its parent in the list";
+			}
+			folded += node->at("folded_kernel_threads").get<uint64_t>();
+			const Json &children = node->at("children");
+			for (auto it = children.rbegin(); it != children.rend(); ++it)
+				stack.emplace_back(&*it, node);
+		}
+		EXPECT_EQ(folded, shown ? 0u : kernel.size());
+		for (const auto &[pid, ppid] : ps)
+			EXPECT_EQ(seen.count(pid), shown || !kernel.count(pid) ? 1u : 0u) << pid;
+
+		// JSON lines and CSV: the same processes, flat, in the same order, with their depth.
+		std::vector<uint32_t> flat;
+		std::vector<uint32_t> path;
+		for (const std::string &line : lines_of(apsh_output(args, "jsonl"))) {
+			const Json row = Json::parse(line);
+			const size_t depth = row.at("depth");
+			ASSERT_LE(depth, path.size());
+			path.resize(depth);
+			if (depth > 0) {
+				EXPECT_EQ(row.at("ppid"), path.back());
+			}
+			path.push_back(row.at("pid"));
+			flat.push_back(row.at("pid"));
+		}
+		EXPECT_EQ(flat, preorder);
+		const auto records = read_csv(apsh_output(args, "csv"));
+		ASSERT_EQ(records.size(), preorder.size() + 1);
+		EXPECT_EQ(records[0],
+			  (std::vector<std::string>{"pid", "ppid", "depth", "comm", "folded_kernel_threads"}));
+		for (size_t i = 0; i < preorder.size(); ++i)
+			EXPECT_EQ(records[i + 1][0], std::to_string(preorder[i]));
+
+		// The table: "comm(pid)" once per process in the same order, and the folded line.
+		std::vector<uint32_t> drawn;
+		std::string fold_line;
+		for (const std::string &line : lines_of(apsh_output(args, "table"))) {
+			const size_t open = line.rfind('(');
+			if (line.ends_with(")") && open != std::string::npos &&
+			    line.find_first_not_of("0123456789", open + 1) == line.size() - 1 && open + 2 < line.size())
+				drawn.push_back(std::stoul(line.substr(open + 1)));
+			else
+				fold_line = line;
+		}
+		EXPECT_EQ(drawn, preorder);
+		if (shown) {
+			EXPECT_EQ(fold_line, "");
+		} else {
+			EXPECT_TRUE(fold_line.ends_with("[" + std::to_string(kernel.size()) + " kernel threads]"))
+			    << fold_line;
+		}
+	}
+
+	// --pid: that process's subtree.
+	const uint32_t target = pid_of("apsh_target");
+	const Result one = apsh({"pstree", "--memory", raw(), "--pid", std::to_string(target)});
+	ASSERT_EQ(one.status, 0) << one.err;
+	EXPECT_EQ(one.out, "apsh_target(" + std::to_string(target) + ")\n");
 }
 
 } // namespace
