@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <rte_alarm.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -340,11 +341,14 @@ static void drop_pending(struct direction *dir)
 
 /* One step: send what waits, else receive a burst and send it; true when frames moved. Never blocks. While the other
  * port's link is down nothing is received: frames wait in the receive ring (the sender sees a full
- * ring), so none is lost when one side comes up before the other. */
+ * ring), so none is lost when one side comes up before the other. Frames received for a port whose
+ * link went down since are dropped (counted): their receiver left, a new peer must not get them. */
 static bool forward_step(struct direction *dir)
 {
 	uint16_t sent;
 
+	if (dir->pending_count > 0 && !link_is_up(dir->tx_port))
+		drop_pending(dir);
 	if (dir->pending_count == 0) {
 		uint16_t received;
 
@@ -379,37 +383,166 @@ static void print_counters(const struct direction *dirs, size_t count)
 			      dirs[i].dropped);
 }
 
-static void forward(struct direction *dirs, size_t count, const struct fwd_config *config)
-{
-	const uint64_t hz = rte_get_timer_hz();
-	const uint64_t start = rte_get_timer_cycles();
-	uint64_t next_stats = start + (uint64_t)config->stats_interval_s * hz;
-	uint32_t idle = 0;
+/*
+ * Where the polling runs. DPDK 22.11's net_memif (up to at least 26.07) handles a peer's
+ * disconnection in EAL's interrupt thread: memif_disconnect (memif_socket.c) clears the port's
+ * "connected" flag and unmaps the shared regions (memif_free_regions) with nothing that waits for
+ * an rx or tx burst already past that flag on another thread, which then reads unmapped memory
+ * (SIGSEGV) when a peer exits while frames flow (docs/dpdk-bridge.md). So the forwarder polls on
+ * that same thread: each slice of forwarding is an EAL alarm callback (rte_eal_alarm_set), which
+ * the interrupt thread runs between its other handlers, never during them; a slice lasts at most
+ * SLICE_US and re-arms itself, so net_memif's connection handling waits at most that long.
+ */
+#define SLICE_US 1000    /* the longest slice */
+#define BUSY_REARM_US 10 /* the next slice after a busy one: room for the interrupt thread's other work */
 
-	while (!force_quit) {
+struct fwd_state {
+	struct direction *dirs;
+	size_t count;
+	const struct fwd_config *config;
+	uint16_t ports[2]; /* the ports whose link state is watched (and logged) */
+	bool link_up[2];   /* their last known state */
+	uint32_t idle;     /* empty polling rounds in a row */
+	uint64_t start;
+	uint64_t next_stats;
+	int stop;     /* set by the main thread: no further slice */
+	int finished; /* set by the last slice (duration over, or the alarm could not be re-armed) */
+};
+
+/* Logs a port's link going down or coming up (a peer leaving or connecting). */
+static void watch_links(struct fwd_state *st)
+{
+	for (size_t i = 0; i < 2; i++) {
+		const bool up = link_is_up(st->ports[i]);
+		char name[RTE_ETH_NAME_MAX_LEN] = "";
+
+		if (up == st->link_up[i])
+			continue;
+		st->link_up[i] = up;
+		rte_eth_dev_get_name_by_port(st->ports[i], name);
+		DOCA_LOG_INFO("DPDK port %u (%s): link %s", st->ports[i], name,
+			      up ? "up" : "down (its peer left; it comes back when a peer connects)");
+	}
+}
+
+static void forward_slice(void *arg)
+{
+	struct fwd_state *st = arg;
+	const struct fwd_config *config = st->config;
+	const uint64_t hz = rte_get_timer_hz();
+	const uint64_t slice_end = rte_get_timer_cycles() + hz * SLICE_US / 1000000;
+	uint64_t now;
+
+	watch_links(st);
+	/* One round at least; more while frames move (or until IDLE_POLLS empty rounds in a row). */
+	do {
 		bool moved = false;
 
-		for (size_t i = 0; i < count; i++)
-			moved |= forward_step(&dirs[i]);
-		/* Polling, but not at full speed when nothing comes: after IDLE_POLLS empty rounds, a short
-		 * sleep per round leaves the CPU to others (the sample shares its machine). */
-		idle = moved ? 0 : idle + 1;
-		if (idle > IDLE_POLLS)
-			rte_delay_us_sleep(IDLE_SLEEP_US);
-		if (config->duration_s > 0 || config->stats_interval_s > 0) {
-			const uint64_t now = rte_get_timer_cycles();
-
-			if (config->duration_s > 0 && now - start >= (uint64_t)config->duration_s * hz)
-				break;
-			if (config->stats_interval_s > 0 && now >= next_stats) {
-				print_counters(dirs, count);
-				next_stats = now + (uint64_t)config->stats_interval_s * hz;
-			}
-		}
+		for (size_t i = 0; i < st->count; i++)
+			moved |= forward_step(&st->dirs[i]);
+		st->idle = moved ? 0 : st->idle + 1;
+		now = rte_get_timer_cycles();
+	} while (st->idle <= IDLE_POLLS && now < slice_end && !force_quit &&
+		 !__atomic_load_n(&st->stop, __ATOMIC_ACQUIRE));
+	if (config->stats_interval_s > 0 && now >= st->next_stats) {
+		print_counters(st->dirs, st->count);
+		st->next_stats = now + (uint64_t)config->stats_interval_s * hz;
 	}
+	if (force_quit || __atomic_load_n(&st->stop, __ATOMIC_ACQUIRE) ||
+	    (config->duration_s > 0 && now - st->start >= (uint64_t)config->duration_s * hz)) {
+		__atomic_store_n(&st->finished, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	/* Polling, but not at full speed when nothing comes: after IDLE_POLLS empty rounds the next
+	 * slice comes IDLE_SLEEP_US later, which leaves the CPU to others (the sample shares its machine). */
+	if (rte_eal_alarm_set(st->idle > IDLE_POLLS ? IDLE_SLEEP_US : BUSY_REARM_US, forward_slice, st) != 0) {
+		DOCA_LOG_ERR("Failed to schedule the next forwarding slice: %s", rte_strerror(rte_errno));
+		__atomic_store_n(&st->finished, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* Forwards until a signal, --duration or a failure; false on a failure. */
+static bool forward(struct direction *dirs, size_t count, uint16_t rep_port, uint16_t uplink_port,
+		    const struct fwd_config *config)
+{
+	struct fwd_state st;
+	bool ok = true;
+
+	memset(&st, 0, sizeof(st));
+	st.dirs = dirs;
+	st.count = count;
+	st.config = config;
+	st.ports[0] = rep_port;
+	st.ports[1] = uplink_port;
+	st.start = rte_get_timer_cycles();
+	st.next_stats = st.start + (uint64_t)config->stats_interval_s * rte_get_timer_hz();
+	if (rte_eal_alarm_set(1, forward_slice, &st) != 0) {
+		DOCA_LOG_ERR("Failed to schedule forwarding: %s", rte_strerror(rte_errno));
+		return false;
+	}
+	while (!force_quit && !__atomic_load_n(&st.finished, __ATOMIC_ACQUIRE))
+		rte_delay_us_sleep(10000);
+	/* No further slice; rte_eal_alarm_cancel waits for one that is running. */
+	__atomic_store_n(&st.stop, 1, __ATOMIC_RELEASE);
+	rte_eal_alarm_cancel(forward_slice, &st);
+	if (!force_quit && config->duration_s > 0 &&
+	    rte_get_timer_cycles() - st.start < (uint64_t)config->duration_s * rte_get_timer_hz())
+		ok = false; /* finished early: the alarm failed */
 	/* Frames received but not sent when it stops. */
 	for (size_t i = 0; i < count; i++)
 		drop_pending(&dirs[i]);
+	return ok;
+}
+
+/* Runs fn(arg) on EAL's interrupt thread (an alarm callback) and waits for it: net_memif handles a
+ * peer's leaving there too (memif_disconnect), and stopping a port runs memif_disconnect as well,
+ * which must not run on two threads at once. Runs it here if no alarm can be set. */
+struct interrupt_call {
+	void (*fn)(void *);
+	void *arg;
+	int done;
+};
+
+static void interrupt_call_cb(void *arg)
+{
+	struct interrupt_call *call = arg;
+
+	call->fn(call->arg);
+	__atomic_store_n(&call->done, 1, __ATOMIC_RELEASE);
+}
+
+static void on_interrupt_thread(void (*fn)(void *), void *arg)
+{
+	struct interrupt_call call = {fn, arg, 0};
+
+	if (rte_eal_alarm_set(1, interrupt_call_cb, &call) != 0) {
+		DOCA_LOG_WARN("Failed to reach EAL's interrupt thread (%s): stopping the ports here",
+			      rte_strerror(rte_errno));
+		fn(arg);
+		return;
+	}
+	while (!__atomic_load_n(&call.done, __ATOMIC_ACQUIRE))
+		rte_delay_us_sleep(1000);
+}
+
+/* The ports to stop (those started) and close (those that exist: not RTE_MAX_ETHPORTS). */
+struct port_teardown {
+	uint16_t ports[2];
+	bool started[2];
+};
+
+static void teardown_ports(void *arg)
+{
+	const struct port_teardown *teardown = arg;
+
+	for (size_t i = 0; i < 2; i++) {
+		if (teardown->started[i])
+			rte_eth_dev_stop(teardown->ports[i]);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		if (teardown->ports[i] != RTE_MAX_ETHPORTS)
+			rte_eth_dev_close(teardown->ports[i]);
+	}
 }
 
 static doca_error_t run(const struct fwd_config *config)
@@ -469,19 +602,16 @@ static doca_error_t run(const struct fwd_config *config)
 	dirs[1].tx_port = rep_port;
 	DOCA_LOG_INFO("Forwarding between representor %s (DPDK port %u, %s) and uplink %s (DPDK port %u, %s)",
 		      config->representor, rep_port, rep_name, config->pci_addr, uplink_port, uplink_name);
-	forward(dirs, 2, config);
+	if (!forward(dirs, 2, rep_port, uplink_port, config))
+		result = DOCA_ERROR_DRIVER;
 	DOCA_LOG_INFO("Stopped");
 	print_counters(dirs, 2);
 
-close_ports:
-	if (rep_started)
-		rte_eth_dev_stop(rep_port);
-	if (uplink_started)
-		rte_eth_dev_stop(uplink_port);
-	if (rep_port != RTE_MAX_ETHPORTS)
-		rte_eth_dev_close(rep_port);
-	if (uplink_port != RTE_MAX_ETHPORTS)
-		rte_eth_dev_close(uplink_port);
+close_ports : {
+	const struct port_teardown teardown = {{rep_port, uplink_port}, {rep_started, uplink_started}};
+
+	on_interrupt_thread(teardown_ports, (void *)&teardown);
+}
 	rte_mempool_free(pool);
 close_dev:
 	doca_dev_close(dev);
