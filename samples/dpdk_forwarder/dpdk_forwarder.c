@@ -7,8 +7,11 @@
  * default that needs neither hugepages nor PCI devices), and probes p0 through the bridge with
  * DOCA's devargs and representor=<host PF representor>: two DPDK ports, the uplink's and the
  * representor's. Whatever arrives on one is sent on the other, in order, none dropped: while a
- * port's link is down, the other port's frames wait in its ring. SIGINT or SIGTERM (or --duration) stops it; it prints
- * its counters and exits 0.
+ * port's link is down, the other port's frames wait in its ring. A peer may leave and come back at
+ * any time (the link goes down and up, both logged; frames received for it are dropped): the
+ * polling runs on EAL's interrupt thread, where DPDK's net_memif handles a peer's leaving (see
+ * "Where the polling runs" below). SIGINT or SIGTERM (or --duration) stops it; it prints its
+ * counters and exits 0.
  *
  *   SOFTDPU_SIDE=dpu dpdk_forwarder                         (p0 at 03:00.0, representor pf0vf65535)
  *   SOFTDPU_SIDE=dpu dpdk_forwarder -l 0 --no-huge -m 256 --no-pci -- -p 03:00.0 -r pf0vf65535
