@@ -222,7 +222,6 @@ void doca_dpdk_mempool::buf_taken(void *ctx, void *head) noexcept
 	auto *self = static_cast<doca_dpdk_mempool *>(ctx);
 	auto *direct = reinterpret_cast<rte_mbuf *>(static_cast<uint8_t *>(head) - self->mbuf_to_buffer_);
 	rte_mbuf_refcnt_update(direct, 1);
-	self->bufs_out_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void doca_dpdk_mempool::buf_released(void *ctx, void *head) noexcept
@@ -230,12 +229,19 @@ void doca_dpdk_mempool::buf_released(void *ctx, void *head) noexcept
 	auto *self = static_cast<doca_dpdk_mempool *>(ctx);
 	auto *direct = reinterpret_cast<rte_mbuf *>(static_cast<uint8_t *>(head) - self->mbuf_to_buffer_);
 	rte_pktmbuf_free_seg(direct);
-	self->bufs_out_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 doca_error_t doca_dpdk_mempool::shut_down() noexcept
 {
-	if (const uint64_t out = bufs_out_.load(std::memory_order_relaxed); out != 0) {
+	// The mmaps count the doca_bufs over their memory (doca_mmap_get_num_bufs): the data path keeps
+	// no count of its own.
+	uint64_t out = 0;
+	for (const Chunk &chunk : chunks_) {
+		uint32_t bufs = 0;
+		if (doca_mmap_get_num_bufs(chunk.mmap, &bufs) == DOCA_SUCCESS)
+			out += bufs;
+	}
+	if (out != 0) {
 		SDK_LOG_ERR("DPDK bridge: Failed to destroy DOCA DPDK mempool: %lu doca_bufs over its mbufs are "
 			    "still held (release them with doca_buf_dec_refcount)",
 			    static_cast<unsigned long>(out));

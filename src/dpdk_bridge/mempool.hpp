@@ -10,14 +10,14 @@
 // give it back (rte_pktmbuf_free_seg) when the doca_buf is released, as DOCA documents.
 //
 // The control calls are for one thread; the data path (mbuf_to_buf, the hooks) may run on several
-// threads at once, each with its own inventory.
+// threads at once, each with its own inventory. Whether doca_bufs are held is the mmaps' count
+// (doca_mmap_get_num_bufs), which shut_down reads: the hooks do only the mbuf's reference.
 #pragma once
 
 #include "core/mem/mmap.hpp"
 
 #include <doca_error.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -69,6 +69,4 @@ private:
 	bool started_ = false;
 	std::vector<Chunk> chunks_;
 	softdpu::mem::BufHooks hooks_;
-	// doca_bufs over the pool's memory that are out (held by the application).
-	std::atomic<uint64_t> bufs_out_{0};
 };

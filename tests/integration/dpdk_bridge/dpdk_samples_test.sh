@@ -19,11 +19,20 @@
 #            SIGKILLed, then the other; the forwarder must log each link going down and coming
 #            back, and keep running. Then two fresh peers exchange 5000 frames through it, every
 #            byte and the order checked, and the forwarder stops cleanly (exit 0).
+#   tap-ping (root) the issue's ping through the DPU forwarder: the forwarder between hpf0 and p0,
+#            "softdpu link attach pf0 --tap ... --netns A" (host PF0 as a kernel interface) and
+#            "softdpu link attach p0 --tap ... --netns B" (the far end of the wire); "ping -c 3"
+#            A -> B and B -> A, then "ping -s 8000" both ways with MTU 9000 on both TAPs (jumbo
+#            frames). The attach processes' counters move by the echoes; once the forwarder has
+#            stopped, its counters equal theirs frame for frame and byte for byte (IPv6 is off in
+#            both namespaces, so only ARP and ICMP cross). Skipped (77) when not root, or without
+#            ip netns, /dev/net/tun or ping.
 #   errors   the samples' refusals: a representor the topology lacks, a capture host without its
 #            DPU, a capture DPU without its host: each exits non-zero, in time, saying why.
 #
 #   dpdk_samples_test.sh BUILD_DIR SOURCE_DIR LINK_PEER MODE [COUNT]
-# Exit status 77 (skipped) when dpdk-testpmd (testpmd mode) or DPDK's pkg-config is missing.
+# Exit status 77 (skipped) when dpdk-testpmd (testpmd mode) or DPDK's pkg-config is missing, and
+# for tap-ping as above.
 #
 # DPDK 22.11's net_memif may crash (SIGSEGV in librte_net_memif) in a process that polls a port
 # while its peer disconnects (docs/dpdk-bridge.md). The forwarder polls on EAL's interrupt thread,
@@ -36,11 +45,23 @@ link_peer=$3
 mode=$4
 count=${5:-20000}
 
-case $mode in peers | testpmd | capture | capture-testpmd | peer-restart | errors) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
+case $mode in peers | testpmd | capture | capture-testpmd | peer-restart | tap-ping | errors) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
 testpmd=${DPDK_TESTPMD:-$(command -v dpdk-testpmd || true)}
 if [[ $mode == *testpmd ]] && [ -z "$testpmd" ]; then
 	echo "SKIP: dpdk-testpmd not found (Debian's dpdk package)"
 	exit 77
+fi
+if [ "$mode" = tap-ping ]; then
+	skip() {
+		echo "SKIP: $*"
+		exit 77
+	}
+	[ "$(id -u)" = 0 ] || skip "not root (a TAP needs CAP_NET_ADMIN)"
+	[ -c /dev/net/tun ] || skip "no /dev/net/tun"
+	command -v ip >/dev/null || skip "no ip (iproute2)"
+	command -v ping >/dev/null || skip "no ping (iputils-ping)"
+	ip netns add "sdpu-probe-$$" 2>/dev/null || skip "ip netns add does not work here"
+	ip netns del "sdpu-probe-$$"
 fi
 if ! pkg-config --exists libdpdk; then
 	echo "SKIP: DPDK's pkg-config (libdpdk-dev) not found"
@@ -63,6 +84,9 @@ cleanup() {
 	done
 	# The DPDK run-time directories of every file prefix used here (sdpu_<name>_<this pid>).
 	rm -rf /var/run/dpdk/sdpu_*_"$$" "${XDG_RUNTIME_DIR:-/tmp}"/dpdk/sdpu_*_"$$"
+	# tap-ping's namespaces (their TAPs went with the attach processes).
+	ip netns del "sdpu-a-$$" 2>/dev/null
+	ip netns del "sdpu-b-$$" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -409,6 +433,116 @@ peer-restart)
 		fail "link_peer after the restarts: pf0 exit $pf0_status, p0 exit $p0_status"
 	fi
 	echo "ok: after $count restarts, 5000 frames each way arrived intact and in order; the forwarder stopped cleanly"
+	;;
+
+tap-ping)
+	cli=$prefix/bin/softdpu
+	[ -x "$cli" ] || fail "no softdpu in the install ($cli)"
+	ns_a=sdpu-a-$$
+	ns_b=sdpu-b-$$
+	ip netns add "$ns_a" || fail "ip netns add $ns_a"
+	ip netns add "$ns_b" || fail "ip netns add $ns_b"
+	for ns in "$ns_a" "$ns_b"; do
+		# Only ARP and ICMP: no IPv6 neighbour discovery or router solicitations in the counters.
+		ip netns exec "$ns" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 ||
+			fail "disabling IPv6 in $ns"
+	done
+	wait_for() { # DESCRIPTION COMMAND...: up to 10 s
+		local what=$1
+		shift
+		for _ in $(seq 100); do
+			"$@" && return 0
+			sleep 0.1
+		done
+		fail "$what"
+	}
+	state_of() {
+		"$cli" link list --json | python3 -c '
+import json, sys
+print({l["name"]: l for l in json.load(sys.stdin)["links"]}[sys.argv[1]]["state"])' "$1"
+	}
+	is_connected() { [ "$(state_of "$1")" = connected ]; }
+	counters() { # the attached ends' counters: host PF0's end of hpf0, the outside end of p0
+		"$cli" link list --json | python3 -c '
+import json, sys
+links = {l["name"]: l for l in json.load(sys.stdin)["links"]}
+print(json.dumps({"pf0": links["hpf0"]["client"]["counters"], "p0": links["p0"]["client"]["counters"]}))'
+	}
+	start_forwarder
+	timeout -s KILL $LIMIT "$cli" link attach pf0 --tap sdpuA --netns "$ns_a" >"$work/attach-pf0.log" 2>&1 &
+	host_pid=$!
+	pids+=("$host_pid")
+	timeout -s KILL $LIMIT "$cli" link attach p0 --tap sdpuB --netns "$ns_b" >"$work/attach-p0.log" 2>&1 &
+	wire_pid=$!
+	pids+=("$wire_pid")
+	wait_for "host PF0's end of hpf0 is not connected" is_connected hpf0
+	wait_for "the outside end of p0 is not connected" is_connected p0
+	wait_for "no TAP sdpuA in $ns_a" ip -n "$ns_a" link show sdpuA >/dev/null
+	wait_for "no TAP sdpuB in $ns_b" ip -n "$ns_b" link show sdpuB >/dev/null
+	ip -n "$ns_a" addr add 10.202.0.1/24 dev sdpuA || fail "ip addr add in $ns_a"
+	ip -n "$ns_b" addr add 10.202.0.2/24 dev sdpuB || fail "ip addr add in $ns_b"
+
+	# ping_through NS ADDRESS SIZE: three echoes of SIZE bytes of ICMP data, not fragmented ("-M
+	# do"), all answered; the counters move by them.
+	ping_through() {
+		local ns=$1 address=$2 size=$3 before after
+		before=$(counters) || fail "link list --json"
+		ip netns exec "$ns" ping -c 3 -i 0.2 -W 5 -s "$size" -M "do" "$address" ||
+			fail "ping -s $size from $ns to $address failed"
+		after=$(counters) || fail "link list --json"
+		python3 - "$before" "$after" "$size" <<'PY' || fail "the attach counters did not move as they should (-s $size)"
+import json, sys
+before, after, payload = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
+frame = 14 + 20 + 8 + payload  # Ethernet, IPv4, ICMP
+for end in ("pf0", "p0"):
+    b, a = before[end], after[end]
+    for direction in ("rx", "tx"):
+        # three echo requests one way, three replies the other (ARP besides)
+        assert a[direction]["packets"] - b[direction]["packets"] >= 3, (end, direction, b, a)
+        assert a[direction]["bytes"] - b[direction]["bytes"] >= 3 * frame, (end, direction, b, a)
+        assert a[direction]["drops"] == b[direction]["drops"], (end, direction, b, a)
+print(f"ok: {frame}-byte echoes: pf0 {after['pf0']}, p0 {after['p0']}")
+PY
+	}
+	ping_through "$ns_a" 10.202.0.2 56
+	ping_through "$ns_b" 10.202.0.1 56
+	# Jumbo frames: MTU 9000 on both TAPs, 8042-byte frames (8000 bytes of ICMP data), unfragmented.
+	ip -n "$ns_a" link set sdpuA mtu 9000 || fail "MTU 9000 on sdpuA"
+	ip -n "$ns_b" link set sdpuB mtu 9000 || fail "MTU 9000 on sdpuB"
+	ping_through "$ns_a" 10.202.0.2 8000
+	ping_through "$ns_b" 10.202.0.1 8000
+
+	# The forwarder stops first (see the note on DPDK's net_memif at the top); then its counters
+	# must equal the attach processes': what host PF0 sent is what it received on the
+	# representor and sent to p0, which the wire end received, and the other way round.
+	sleep 0.5
+	stop_forwarder
+	final=$(counters) || fail "link list --json"
+	echo "attach counters: $final"
+	grep "\] .* -> .*: received" "$fwd_log" | tail -2 | sed 's/^.*\] /forwarder: /'
+	python3 - "$final" "$fwd_log" <<'PY' || fail "the forwarder's counters disagree with the attach processes'"
+import json, re, sys
+ends = json.loads(sys.argv[1])
+fwd = {}
+for line in open(sys.argv[2]):
+    m = re.search(r"\] (.+): received (\d+) frames \((\d+) bytes\), sent (\d+) frames \((\d+) bytes\), dropped (\d+)", line)
+    if m:
+        fwd[m.group(1)] = [int(x) for x in m.groups()[1:]]
+for name, src, dst in (("representor -> uplink", "pf0", "p0"), ("uplink -> representor", "p0", "pf0")):
+    rx, rx_bytes, tx, tx_bytes, dropped = fwd[name]
+    sent, received = ends[src]["tx"], ends[dst]["rx"]
+    want = [sent["packets"], sent["bytes"], received["packets"], received["bytes"], 0]
+    assert [rx, rx_bytes, tx, tx_bytes, dropped] == want, (name, fwd[name], want)
+    assert rx == tx and rx > 0, (name, fwd[name])
+    print(f"ok: forwarder {name}: {rx} frames ({rx_bytes} bytes) = {src}'s tx = {dst}'s rx")
+PY
+	# Then the attach processes: a clean stop, their TAPs gone.
+	for pid in "$host_pid" "$wire_pid"; do
+		kill -TERM "$pid"
+		wait "$pid" || fail "attach process $pid did not stop cleanly"
+	done
+	ip -n "$ns_a" link show sdpuA >/dev/null 2>&1 && fail "sdpuA is left in $ns_a"
+	ip -n "$ns_b" link show sdpuB >/dev/null 2>&1 && fail "sdpuB is left in $ns_b"
 	;;
 
 errors)

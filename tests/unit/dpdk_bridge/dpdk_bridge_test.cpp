@@ -271,7 +271,12 @@ TEST(DpdkBridgeMempool, ConfigurationBeforeStartOnlyAndStartNeedsADevice)
 
 	ASSERT_EQ(doca_dpdk_mempool_mbuf_to_buf(mempool, inventory, mbuf, &buf), DOCA_SUCCESS);
 	EXPECT_EQ(doca_dpdk_mempool_destroy(mempool), DOCA_ERROR_IN_USE) << "a doca_buf is still held";
+	// A duplicate holds the memory as well, after the original is gone.
+	doca_buf *dup = nullptr;
+	ASSERT_EQ(doca_buf_inventory_buf_dup(inventory, buf, &dup), DOCA_SUCCESS);
 	EXPECT_EQ(doca_buf_dec_refcount(buf, nullptr), DOCA_SUCCESS);
+	EXPECT_EQ(doca_dpdk_mempool_destroy(mempool), DOCA_ERROR_IN_USE) << "the duplicate is still held";
+	EXPECT_EQ(doca_buf_dec_refcount(dup, nullptr), DOCA_SUCCESS);
 	EXPECT_EQ(doca_dpdk_mempool_destroy(mempool), DOCA_SUCCESS);
 	rte_pktmbuf_free(mbuf);
 	EXPECT_EQ(rte_mempool_avail_count(mbufs), mbufs->size);
