@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -124,12 +125,12 @@ public:
 					       size_t export_desc_len, doca_dev *dev, doca_mmap **mmap);
 
 	// True while something points into the memory: doca_bufs, or pools and arrays built over it.
-	bool in_use() const noexcept { return num_bufs_ != 0 || num_dependents_ != 0; }
+	bool in_use() const noexcept { return num_bufs() != 0 || num_dependents_ != 0; }
 	// Configuration can change only before start and only for a local mmap that was never exported.
 	bool is_configurable_kind() const noexcept { return origin_ == Origin::local && !exported_; }
 	bool memrange_set() const noexcept { return memrange_set_; }
 	bool exported() const noexcept { return exported_; }
-	uint32_t num_bufs() const noexcept { return num_bufs_; }
+	uint32_t num_bufs() const noexcept { return num_bufs_.load(std::memory_order_relaxed); }
 	uint32_t max_num_devices() const noexcept { return max_num_devices_; }
 	union doca_data user_data() const noexcept { return user_data_; }
 
@@ -162,9 +163,10 @@ public:
 		bridge_release_ = release;
 	}
 
-	// Counting what points into the memory (doca_bufs, pools, arrays). Data path: no checks.
-	void buf_taken() noexcept { ++num_bufs_; }
-	void bufs_released(uint32_t count) noexcept { num_bufs_ -= count; }
+	// Counting what points into the memory (doca_bufs, pools, arrays). Data path: no checks. The
+	// buffer count is atomic: threads with inventories of their own take buffers over one mmap.
+	void buf_taken() noexcept { num_bufs_.fetch_add(1, std::memory_order_relaxed); }
+	void bufs_released(uint32_t count) noexcept { num_bufs_.fetch_sub(count, std::memory_order_relaxed); }
 	void add_dependent() noexcept { ++num_dependents_; }
 	void remove_dependent() noexcept { --num_dependents_; }
 
@@ -204,7 +206,7 @@ private:
 	uint32_t max_num_devices_ = softdpu::mem::kDefaultMaxNumDevices;
 	std::vector<doca_dev *> devices_;
 	// doca_bufs pointing into the memory (inventory and pool buffers that are out, array elements).
-	uint32_t num_bufs_ = 0;
+	std::atomic<uint32_t> num_bufs_{0};
 	// Pools and arrays created over this mmap and not yet destroyed.
 	uint32_t num_dependents_ = 0;
 	std::unique_ptr<softdpu::mem::RemoteMemory> remote_;
