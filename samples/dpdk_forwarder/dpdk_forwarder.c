@@ -346,19 +346,18 @@ static void drop_pending(struct direction *dir)
 	dir->pending_count = 0;
 }
 
-/* One step: send what waits, else receive a burst and send it; true when frames moved. Never blocks. While the other
- * port's link is down nothing is received: frames wait in the receive ring (the sender sees a full
- * ring), so none is lost when one side comes up before the other. Frames received for a port whose
- * link went down since are dropped (counted): their receiver left, a new peer must not get them. */
+/* One step: send what waits, else receive a burst and send it; true when frames moved. Never
+ * blocks. While the other port's link is down nothing is received: frames wait in the receive ring (the sender sees a
+ * full ring), so none is lost when one side comes up before the other. Frames received for a port whose link went down
+ * since are dropped (counted): their receiver left, a new peer must not get them. */
 static bool forward_step(struct direction *dir)
 {
+	uint16_t received = 0;
 	uint16_t sent;
 
 	if (dir->pending_count > 0 && !link_is_up(dir->tx_port))
 		drop_pending(dir);
 	if (dir->pending_count == 0) {
-		uint16_t received;
-
 		if (!link_is_up(dir->tx_port))
 			return false;
 		received = rte_eth_rx_burst(dir->rx_port, 0, dir->pending, BURST);
@@ -378,7 +377,9 @@ static bool forward_step(struct direction *dir)
 	dir->tx_frames += sent;
 	dir->pending_first += sent;
 	dir->pending_count -= sent;
-	return true;
+	/* A retry that sent nothing (the other side's ring is full) is not progress: the worker
+	 * then counts an idle round and naps instead of spinning. */
+	return received > 0 || sent > 0;
 }
 
 static void print_counters(const struct direction *dirs, size_t count)
