@@ -4,7 +4,10 @@
 #include "mem_fixture.hpp"
 
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -304,3 +307,59 @@ TEST_F(Inventory, BuffersFromTwoInventoriesOverOneMmap)
 }
 
 } // namespace
+
+// Threads with inventories of their own take and release buffers over one shared mmap at once (as
+// DPDK lcores converting mbufs of one mempool do): the mmap's count of buffers stays exact, and
+// destroy is refused while any is out. Runs under TSan with the other Concurrent suites.
+TEST(InventoryConcurrent, ThreadsWithTheirOwnInventoriesShareOneMmap)
+{
+	constexpr int kThreads = 4;
+	constexpr int kRounds = 2000;
+	constexpr size_t kHeld = 8;
+	static std::array<uint8_t, 4096> memory{};
+	doca_mmap *mmap = nullptr;
+	ASSERT_EQ(doca_mmap_create(&mmap), DOCA_SUCCESS);
+	ASSERT_EQ(doca_mmap_set_memrange(mmap, memory.data(), memory.size()), DOCA_SUCCESS);
+	ASSERT_EQ(doca_mmap_start(mmap), DOCA_SUCCESS);
+
+	std::vector<doca_buf_inventory *> inventories(kThreads, nullptr);
+	for (auto &inventory : inventories) {
+		ASSERT_EQ(doca_buf_inventory_create(kHeld, &inventory), DOCA_SUCCESS);
+		ASSERT_EQ(doca_buf_inventory_start(inventory), DOCA_SUCCESS);
+	}
+	std::atomic<int> failures{0};
+	std::vector<std::thread> threads;
+	for (int t = 0; t < kThreads; ++t) {
+		threads.emplace_back([&, t] {
+			std::array<doca_buf *, kHeld> held{};
+			for (int round = 0; round < kRounds; ++round) {
+				for (size_t i = 0; i < kHeld; ++i) {
+					if (doca_buf_inventory_buf_get_by_addr(inventories[t], mmap,
+									       memory.data() + (t * kHeld + i) * 64, 64,
+									       &held[i]) != DOCA_SUCCESS)
+						failures.fetch_add(1);
+				}
+				for (doca_buf *buf : held) {
+					uint16_t refcount = 0;
+					if (buf == nullptr || doca_buf_dec_refcount(buf, &refcount) != DOCA_SUCCESS)
+						failures.fetch_add(1);
+				}
+			}
+		});
+	}
+	for (auto &thread : threads)
+		thread.join();
+	EXPECT_EQ(failures.load(), 0);
+	uint32_t count = 1;
+	ASSERT_EQ(doca_mmap_get_num_bufs(mmap, &count), DOCA_SUCCESS);
+	EXPECT_EQ(count, 0u);
+
+	doca_buf *last = nullptr;
+	ASSERT_EQ(doca_buf_inventory_buf_get_by_addr(inventories[0], mmap, memory.data(), 64, &last), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_ERROR_NOT_PERMITTED);
+	uint16_t refcount = 0;
+	ASSERT_EQ(doca_buf_dec_refcount(last, &refcount), DOCA_SUCCESS);
+	for (auto *inventory : inventories)
+		EXPECT_EQ(doca_buf_inventory_destroy(inventory), DOCA_SUCCESS);
+	EXPECT_EQ(doca_mmap_destroy(mmap), DOCA_SUCCESS);
+}
