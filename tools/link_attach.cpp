@@ -210,6 +210,7 @@ struct MemifPort {
 	uint16_t rx_count = 0; // rx[rx_next, rx_count): received, not refilled yet
 	uint16_t rx_next = 0;
 	bool in_chain = false; // inside a chained frame (being dropped)
+	bool polling = false;  // its receive queue in polling mode (the loop is busy)
 	// Buffers allocated for sending and not sent yet (the TAP's frames are read straight into them).
 	std::array<memif_buffer_t, kTapBurst> tx_spare{};
 	uint16_t tx_spare_count = 0;
@@ -237,6 +238,7 @@ int on_connect(memif_conn_handle_t conn, void *context)
 	auto *port = static_cast<MemifPort *>(context);
 	memif_refill_queue(conn, 0, UINT16_MAX, 0); // a client posts its receive buffers
 	memif_set_rx_mode(conn, MEMIF_RX_MODE_INTERRUPT, 0);
+	port->polling = false;
 	memif_details_t details{};
 	std::vector<char> text(4096);
 	port->buffer_size = kPeerBufferSize;
@@ -318,6 +320,24 @@ public:
 			more |= memif_to_memif(peer, link, false);
 		}
 		return more;
+	}
+
+	// While the loop is busy (it comes back within a millisecond), the memif receive queues are
+	// polled: the peers stop signalling and a burst reads no eventfd. True when a queue went back
+	// to interrupt mode: the caller then looks once more, for what came while it was polled.
+	bool set_polling(bool on)
+	{
+		bool back = false;
+		for (MemifPort *port : {&link, &peer}) {
+			if (!port->connected || port->polling == on)
+				continue;
+			if (memif_set_rx_mode(port->conn, on ? MEMIF_RX_MODE_POLLING : MEMIF_RX_MODE_INTERRUPT, 0) !=
+			    MEMIF_ERR_SUCCESS)
+				continue;
+			port->polling = on;
+			back |= !on;
+		}
+		return back;
 	}
 
 private:
@@ -647,6 +667,8 @@ int link_attach(const AttachOptions &options)
 		bool more = false;
 		std::array<epoll_event, 16> events{};
 		while (!stop) {
+			if (forwarder.set_polling(more) && !more)
+				more = forwarder.pump(); // no signal announces what came while the queues were polled
 			const int n = epoll_wait(epoll.fd, events.data(), int(events.size()), more ? 1 : 1000);
 			if (n < 0 && errno != EINTR) {
 				status = attach_error(std::string("epoll_wait: ") + std::strerror(errno));
