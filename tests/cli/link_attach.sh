@@ -8,7 +8,8 @@
 #   - the end's counters file cannot be created (a directory in its place);
 #   - the --memif socket cannot be served (a directory we may not write to);
 #   - no CAP_NET_ADMIN for the TAP (as root: run under setpriv without it);
-# and a clean stop on SIGTERM: exit status 0, the counters file and the served socket removed.
+# and a clean stop on SIGTERM, and on a SIGHUP pending from the start: exit status 0, the counters
+# file and the served socket removed.
 # The peers are softdpu's memif tools.
 #   link_attach.sh SOFTDPU_CLI
 set -uo pipefail
@@ -91,6 +92,18 @@ pids=("${pids[@]/$first/}")
 grep -q "^softdpu link attach: stopped; link p0: rx 0 frames" "$SOFTDPU_RUN_DIR/first.log" || fail "no final report: $(cat "$SOFTDPU_RUN_DIR/first.log")"
 [ ! -e "$links/p0.client.stats" ] || fail "the counters file is left behind"
 [ ! -e "$SOFTDPU_RUN_DIR/peer.sock" ] || fail "the served --memif socket is left behind"
+
+# A SIGHUP that is already pending when it starts (blocked and raised, then exec: it stays pending)
+# stops it cleanly too, once everything is set up: exit status 0, the final report, nothing left.
+out=$(timeout 20 python3 -c '
+import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGHUP])
+os.kill(os.getpid(), signal.SIGHUP)
+os.execv(sys.argv[1], sys.argv[1:])' "$cli" link attach p1 --memif "$SOFTDPU_RUN_DIR/hup.sock" --role server 2>&1)
+rc=$?
+[ "$rc" = 0 ] || fail "attach with a pending SIGHUP: exit status $rc: $out"
+printf '%s\n' "$out" | grep -q "^softdpu link attach: stopped; link p1: rx 0 frames" || fail "no final report after SIGHUP: $out"
+[ ! -e "$links/p1.client.stats" ] && [ ! -e "$SOFTDPU_RUN_DIR/hup.sock" ] || fail "SIGHUP left the counters or the socket"
 
 # A directory where the end's counters file goes: the counters cannot be created.
 mkdir "$links/hpf1.client.stats"
