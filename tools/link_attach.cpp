@@ -25,6 +25,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,6 +42,7 @@ namespace softdpu::cli {
 namespace {
 
 constexpr uint16_t kBurst = 64;
+constexpr uint16_t kTapBurst = 32;          // frames read from the TAP per round
 constexpr uint32_t kPeerBufferSize = 16384; // as the links': a 9000-byte frame in one buffer
 constexpr uint8_t kPeerLog2RingSize = 10;
 constexpr uint64_t kSignalTag = 1ull << 32; // epoll tags of our own fds; memif fds are tagged by number
@@ -208,6 +210,10 @@ struct MemifPort {
 	uint16_t rx_count = 0; // rx[rx_next, rx_count): received, not refilled yet
 	uint16_t rx_next = 0;
 	bool in_chain = false; // inside a chained frame (being dropped)
+	bool polling = false;  // its receive queue in polling mode (the loop is busy)
+	// Buffers allocated for sending and not sent yet (the TAP's frames are read straight into them).
+	std::array<memif_buffer_t, kTapBurst> tx_spare{};
+	uint16_t tx_spare_count = 0;
 };
 
 int g_epoll = -1; // libmemif's fd callback has no context of ours (global database)
@@ -232,6 +238,7 @@ int on_connect(memif_conn_handle_t conn, void *context)
 	auto *port = static_cast<MemifPort *>(context);
 	memif_refill_queue(conn, 0, UINT16_MAX, 0); // a client posts its receive buffers
 	memif_set_rx_mode(conn, MEMIF_RX_MODE_INTERRUPT, 0);
+	port->polling = false;
 	memif_details_t details{};
 	std::vector<char> text(4096);
 	port->buffer_size = kPeerBufferSize;
@@ -240,6 +247,7 @@ int on_connect(memif_conn_handle_t conn, void *context)
 		port->buffer_size = details.tx_queues[0].buffer_size;
 	port->connected = true;
 	port->rx_count = port->rx_next = 0;
+	port->tx_spare_count = 0;
 	port->in_chain = false;
 	std::printf("softdpu link attach: %s connected\n", port->label);
 	std::fflush(stdout);
@@ -255,6 +263,7 @@ int on_disconnect(memif_conn_handle_t, void *context)
 	}
 	port->connected = false;
 	port->rx_count = port->rx_next = 0; // the buffers went with the shared memory
+	port->tx_spare_count = 0;
 	port->in_chain = false;
 	return 0;
 }
@@ -313,10 +322,29 @@ public:
 		return more;
 	}
 
+	// While the loop is busy (it comes back within a millisecond), the memif receive queues are
+	// polled: the peers stop signalling and a burst reads no eventfd. True when a queue went back
+	// to interrupt mode: the caller then looks once more, for what came while it was polled.
+	bool set_polling(bool on)
+	{
+		bool back = false;
+		for (MemifPort *port : {&link, &peer}) {
+			if (!port->connected || port->polling == on)
+				continue;
+			if (memif_set_rx_mode(port->conn, on ? MEMIF_RX_MODE_POLLING : MEMIF_RX_MODE_INTERRUPT, 0) !=
+			    MEMIF_ERR_SUCCESS)
+				continue;
+			port->polling = on;
+			back |= !on;
+		}
+		return back;
+	}
+
 private:
 	softdpu_link_stats *stats_;
-	std::array<std::array<uint8_t, 16384>, 32> frames_{}; // read from the TAP
-	std::array<uint32_t, 32> lengths_{};
+	// What does not go into a memif buffer: the rest of an oversized frame, a frame while the link
+	// is down or its ring full (dropped). Allocated once, never zeroed again.
+	std::vector<uint8_t> overflow_ = std::vector<uint8_t>(65536);
 
 	// Receives a burst on `in` when everything before was handed on; counts frames from the link.
 	void receive(MemifPort &in, bool from_link)
@@ -392,12 +420,10 @@ private:
 			std::array<memif_buffer_t, kBurst> bufs{};
 			uint16_t got = 0;
 			memif_buffer_alloc(out.conn, 0, bufs.data(), run, &got, uint16_t(out.buffer_size));
-			uint64_t bytes = 0;
 			for (uint16_t i = 0; i < got; ++i) {
 				const memif_buffer_t &b = in.rx[in.rx_next + i];
 				std::memcpy(bufs[i].data, b.data, b.len);
 				bufs[i].len = b.len;
-				bytes += b.len;
 			}
 			uint16_t sent = 0;
 			if (got > 0)
@@ -405,7 +431,7 @@ private:
 			moved += got;
 			if (!from_link) {
 				add(stats_->tx.packets, sent);
-				add(stats_->tx.bytes, bytes);
+				add(stats_->tx.bytes, bytes_of(bufs.data(), sent));
 			}
 			if (sent < got)
 				drop(from_link, got - sent);
@@ -443,40 +469,58 @@ private:
 		return link.rx_count == kBurst;
 	}
 
+	static uint64_t bytes_of(const memif_buffer_t *bufs, uint16_t n)
+	{
+		uint64_t bytes = 0;
+		for (uint16_t i = 0; i < n; ++i)
+			bytes += bufs[i].len;
+		return bytes;
+	}
+
+	// Frames from the TAP go straight into the link's buffers: allocated first, then read into.
 	bool tap_to_link()
 	{
-		uint16_t n = 0;
-		while (n < frames_.size()) {
-			const ssize_t len = read(tap, frames_[n].data(), frames_[n].size());
+		MemifPort &out = link;
+		uint16_t n = 0; // frames read into out.tx_spare[0, n)
+		int reads = 0;
+		for (; reads < kTapBurst; ++reads) {
+			if (out.connected && n == out.tx_spare_count) {
+				uint16_t got = 0;
+				memif_buffer_alloc(out.conn, 0, out.tx_spare.data() + n, uint16_t(kTapBurst - n), &got,
+						   uint16_t(out.buffer_size));
+				out.tx_spare_count = uint16_t(n + got);
+			}
+			const bool room = out.connected && n < out.tx_spare_count;
+			std::array<iovec, 2> parts{};
+			int count = 0;
+			if (room)
+				parts[size_t(count++)] = {out.tx_spare[n].data, out.tx_spare[n].len};
+			parts[size_t(count++)] = {overflow_.data(), overflow_.size()};
+			const ssize_t len = readv(tap, parts.data(), count);
 			if (len < 0 && errno != EAGAIN && errno != EINTR)
 				tap_error = errno; // the interface went away (ip link del): the loop stops
 			if (len <= 0)
 				break; // EAGAIN: nothing more for now
-			if (!link.connected || uint32_t(len) > link.buffer_size) {
-				drop(false);
+			++moved;
+			if (!room || size_t(len) > parts[0].iov_len) {
+				drop(false); // the link is down or its ring full (a TAP drops as a NIC would), or too
+					     // big
 				continue;
 			}
-			lengths_[n++] = uint32_t(len);
+			out.tx_spare[n++].len = uint32_t(len);
 		}
-		if (n == 0)
-			return false;
-		moved += n;
-		std::array<memif_buffer_t, 32> bufs{};
-		uint16_t got = 0;
-		memif_buffer_alloc(link.conn, 0, bufs.data(), n, &got, uint16_t(link.buffer_size));
-		uint64_t bytes = 0;
-		for (uint16_t i = 0; i < got; ++i) {
-			std::memcpy(bufs[i].data, frames_[i].data(), lengths_[i]);
-			bufs[i].len = lengths_[i];
-			bytes += lengths_[i];
+		if (n > 0) {
+			uint16_t sent = 0;
+			memif_tx_burst(out.conn, 0, out.tx_spare.data(), n, &sent);
+			add(stats_->tx.packets, sent);
+			add(stats_->tx.bytes, bytes_of(out.tx_spare.data(), sent));
+			drop(false, n - sent);
+			// What was not sent stays allocated: those buffers are the first ones used next time.
+			std::copy(out.tx_spare.begin() + sent, out.tx_spare.begin() + out.tx_spare_count,
+				  out.tx_spare.begin());
+			out.tx_spare_count = uint16_t(out.tx_spare_count - sent);
 		}
-		uint16_t sent = 0;
-		if (got > 0)
-			memif_tx_burst(link.conn, 0, bufs.data(), got, &sent);
-		add(stats_->tx.packets, sent);
-		add(stats_->tx.bytes, bytes);
-		drop(false, n - sent); // the link's ring is full: a TAP drops as a NIC would
-		return n == frames_.size();
+		return reads == kTapBurst;
 	}
 };
 
@@ -539,6 +583,17 @@ bool check_free(const AttachEnd &end, const AttachOptions &options, std::string 
 
 int link_attach(const AttachOptions &options)
 {
+	// SIGINT, SIGTERM and SIGHUP are blocked from the start (a signal before the loop runs waits for
+	// it instead of killing us with the TAP and the counters file left behind), then read through a
+	// signalfd, so that the loop ends between bursts.
+	sigset_t stop_signals;
+	sigemptyset(&stop_signals);
+	sigaddset(&stop_signals, SIGINT);
+	sigaddset(&stop_signals, SIGTERM);
+	sigaddset(&stop_signals, SIGHUP);
+	sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
+	signal(SIGPIPE, SIG_IGN);
+
 	AttachEnd end;
 	std::string error;
 	if (!find_end(options.end, end, error) || !check_free(end, options, error))
@@ -567,13 +622,6 @@ int link_attach(const AttachOptions &options)
 		~StatsGuard() { softdpu_link_stats_destroy(file); }
 	} stats_guard{stats_file};
 
-	// SIGINT/SIGTERM through a signalfd, so that the loop ends between bursts.
-	sigset_t stop_signals;
-	sigemptyset(&stop_signals);
-	sigaddset(&stop_signals, SIGINT);
-	sigaddset(&stop_signals, SIGTERM);
-	sigprocmask(SIG_BLOCK, &stop_signals, nullptr);
-	signal(SIGPIPE, SIG_IGN);
 	Fd signals(signalfd(-1, &stop_signals, SFD_NONBLOCK | SFD_CLOEXEC));
 	Fd epoll(epoll_create1(EPOLL_CLOEXEC));
 	if (signals.fd < 0 || epoll.fd < 0)
@@ -611,14 +659,16 @@ int link_attach(const AttachOptions &options)
 			      std::to_string(options.memif_id) + ")"
 			: "TAP " + options.tap +
 			      (options.netns.empty() ? "" : " in network namespace " + options.netns);
-		std::printf("softdpu link attach: link %s, %s, %s %s <-> %s; SIGINT or SIGTERM stops\n", end.link.name,
-			    end.text.c_str(), end.is_master ? "serving" : "connecting to", end.link.socket,
-			    other.c_str());
+		std::printf("softdpu link attach: link %s, %s, %s %s <-> %s; SIGINT, SIGTERM or SIGHUP stops\n",
+			    end.link.name, end.text.c_str(), end.is_master ? "serving" : "connecting to",
+			    end.link.socket, other.c_str());
 		std::fflush(stdout);
 		bool stop = false;
 		bool more = false;
 		std::array<epoll_event, 16> events{};
 		while (!stop) {
+			if (forwarder.set_polling(more) && !more)
+				more = forwarder.pump(); // no signal announces what came while the queues were polled
 			const int n = epoll_wait(epoll.fd, events.data(), int(events.size()), more ? 1 : 1000);
 			if (n < 0 && errno != EINTR) {
 				status = attach_error(std::string("epoll_wait: ") + std::strerror(errno));

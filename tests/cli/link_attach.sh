@@ -5,41 +5,21 @@
 #     (a function end), or its socket path holds something that is not a socket;
 #   - another attach process already holds the same end (its counters file is locked);
 #   - the --memif socket is already served when we are to serve it;
+#   - the end's counters file cannot be created (a directory in its place);
+#   - the --memif socket cannot be served (a directory we may not write to);
 #   - no CAP_NET_ADMIN for the TAP (as root: run under setpriv without it);
-# and a clean stop on SIGTERM: exit status 0, the counters file and the served socket removed.
+# and a clean stop on SIGTERM, and on a SIGHUP pending from the start: exit status 0, the counters
+# file and the served socket removed.
 # The peers are softdpu's memif tools.
 #   link_attach.sh SOFTDPU_CLI
 set -uo pipefail
 cli=$1
-unset SOFTDPU_TOPOLOGY SOFTDPU_SIDE
-SOFTDPU_RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/softdpu-attach-XXXXXX") || exit 1
-export SOFTDPU_RUN_DIR
+me=link_attach.sh
+run_prefix=softdpu-attach
+# shellcheck source=link_common.sh
+source "$(dirname "$0")/link_common.sh"
 links=$SOFTDPU_RUN_DIR/links
 mkdir -p "$links"
-pids=()
-cleanup() {
-	for pid in "${pids[@]}"; do
-		kill -TERM "$pid" 2>/dev/null && wait "$pid"
-	done
-	rm -rf "$SOFTDPU_RUN_DIR"
-}
-trap cleanup EXIT
-fail() {
-	echo "link_attach.sh: FAIL: $*" >&2
-	exit 1
-}
-state_of() {
-	"$cli" link list --json | python3 -c '
-import json, sys
-print({l["name"]: l for l in json.load(sys.stdin)["links"]}[sys.argv[1]]["state"])' "$1"
-}
-wait_state() { # LINK STATE: up to 10 s
-	for _ in $(seq 100); do
-		[ "$(state_of "$1")" = "$2" ] && return 0
-		sleep 0.1
-	done
-	fail "$1 is $(state_of "$1"), expected $2"
-}
 # expect_failure REGEX ARGS...: "softdpu link attach ARGS" fails (status 1) with REGEX as its first line.
 expect_failure() {
 	local pattern=$1
@@ -112,6 +92,46 @@ pids=("${pids[@]/$first/}")
 grep -q "^softdpu link attach: stopped; link p0: rx 0 frames" "$SOFTDPU_RUN_DIR/first.log" || fail "no final report: $(cat "$SOFTDPU_RUN_DIR/first.log")"
 [ ! -e "$links/p0.client.stats" ] || fail "the counters file is left behind"
 [ ! -e "$SOFTDPU_RUN_DIR/peer.sock" ] || fail "the served --memif socket is left behind"
+
+# A SIGHUP that is already pending when it starts (blocked and raised, then exec: it stays pending)
+# stops it cleanly too, once everything is set up: exit status 0, the final report, nothing left.
+out=$(timeout 20 python3 -c '
+import os, signal, sys
+signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGHUP])
+os.kill(os.getpid(), signal.SIGHUP)
+os.execv(sys.argv[1], sys.argv[1:])' "$cli" link attach p1 --memif "$SOFTDPU_RUN_DIR/hup.sock" --role server 2>&1)
+rc=$?
+[ "$rc" = 0 ] || fail "attach with a pending SIGHUP: exit status $rc: $out"
+printf '%s\n' "$out" | grep -q "^softdpu link attach: stopped; link p1: rx 0 frames" || fail "no final report after SIGHUP: $out"
+[ ! -e "$links/p1.client.stats" ] && [ ! -e "$SOFTDPU_RUN_DIR/hup.sock" ] || fail "SIGHUP left the counters or the socket"
+
+# A directory where the end's counters file goes: the counters cannot be created.
+mkdir "$links/hpf1.client.stats"
+expect_failure "^softdpu link attach: cannot create the counters of link hpf1 \(DOCA_ERROR_OPERATING_SYSTEM\)$" \
+	pf1 --memif "$SOFTDPU_RUN_DIR/peer.sock"
+err=$("$cli" link attach pf1 --memif "$SOFTDPU_RUN_DIR/peer.sock" 2>&1)
+printf '%s\n' "$err" | grep -q "open($links/hpf1.client.stats): Is a directory" || fail "the counters error does not say why: $err"
+rmdir "$links/hpf1.client.stats"
+
+# A --memif socket to serve in a directory we may not write to: cannot serve it (as root: without
+# CAP_DAC_OVERRIDE); the counters file goes again.
+mkdir "$SOFTDPU_RUN_DIR/closed"
+chmod 000 "$SOFTDPU_RUN_DIR/closed"
+run=("$cli")
+if [ "$(id -u)" = 0 ]; then
+	run=()
+	command -v setpriv >/dev/null && run=(setpriv --inh-caps=-all --bounding-set=-dac_override,-dac_read_search "$cli")
+fi
+if [ ${#run[@]} -gt 0 ]; then
+	err=$("${run[@]}" link attach p1 --memif "$SOFTDPU_RUN_DIR/closed/peer.sock" --role server 2>&1 >/dev/null)
+	rc=$?
+	[ "$rc" = 1 ] || fail "serving in a closed directory: exit status $rc: $err"
+	printf '%s\n' "$err" | head -n 1 | grep -Eq "^softdpu link attach: cannot serve $SOFTDPU_RUN_DIR/closed/peer.sock: Permission denied$" ||
+		fail "serving in a closed directory: $err"
+	echo "link_attach.sh: $(printf '%s\n' "$err" | head -n 1)"
+	[ ! -e "$links/p1.client.stats" ] || fail "a failed attach left its counters file"
+fi
+chmod 700 "$SOFTDPU_RUN_DIR/closed"
 
 # A TAP without CAP_NET_ADMIN (as root: without it in the bounding set).
 if [ -c /dev/net/tun ]; then

@@ -7,33 +7,10 @@
 set -uo pipefail
 cli=$1
 topologies=$2
-unset SOFTDPU_TOPOLOGY SOFTDPU_SIDE
-SOFTDPU_RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/softdpu-linklist-XXXXXX") || exit 1
-export SOFTDPU_RUN_DIR
-pids=()
-cleanup() {
-	for pid in "${pids[@]}"; do
-		kill -TERM "$pid" 2>/dev/null && wait "$pid"
-	done
-	rm -rf "$SOFTDPU_RUN_DIR"
-}
-trap cleanup EXIT
-fail() {
-	echo "link_list.sh: FAIL: $*" >&2
-	exit 1
-}
-state_of() {
-	"$cli" link list --json | python3 -c '
-import json, sys
-print({l["name"]: l for l in json.load(sys.stdin)["links"]}[sys.argv[1]]["state"])' "$1"
-}
-wait_state() { # LINK STATE: up to 10 s
-	for _ in $(seq 100); do
-		[ "$(state_of "$1")" = "$2" ] && return 0
-		sleep 0.1
-	done
-	fail "$1 is $(state_of "$1"), expected $2"
-}
+me=link_list.sh
+run_prefix=softdpu-linklist
+# shellcheck source=link_common.sh
+source "$(dirname "$0")/link_common.sh"
 
 # The JSON listing of the built-in topology: every link, both ends, the memif parameters.
 "$cli" link list --json >"$SOFTDPU_RUN_DIR/list.json" || fail "link list --json failed"

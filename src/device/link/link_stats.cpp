@@ -1,7 +1,6 @@
 #include "device/link/link_stats.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +39,44 @@ bool same_file(int fd, const std::string &path)
 	       by_fd.st_ino == by_path.st_ino;
 }
 
+// Closes an fd when it goes out of scope.
+struct Fd {
+	int fd = -1;
+	explicit Fd(int value) : fd(value) {}
+	Fd(const Fd &) = delete;
+	Fd &operator=(const Fd &) = delete;
+	~Fd()
+	{
+		if (fd >= 0)
+			close(fd);
+	}
+};
+
+struct flock whole_file(short type)
+{
+	struct flock lock {};
+	lock.l_type = type;
+	lock.l_whence = SEEK_SET;
+	lock.l_start = 0;
+	lock.l_len = 0; // the whole file
+	return lock;
+}
+
+// The keeper's lock: an OFD lock (it belongs to the open file, not the process, and goes with
+// the last fd closed; a reader's F_OFD_GETLK does not disturb it, as a flock(LOCK_SH) would).
+bool lock_file(int fd)
+{
+	struct flock lock = whole_file(F_WRLCK);
+	return fcntl(fd, F_OFD_SETLK, &lock) == 0;
+}
+
+// Whether some open file holds a lock on fd's file: its keeper is alive.
+bool kept(int fd)
+{
+	struct flock lock = whole_file(F_WRLCK);
+	return fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+}
+
 uint64_t load(const uint64_t &value)
 {
 	return std::atomic_ref<const uint64_t>(value).load(std::memory_order_relaxed);
@@ -60,56 +97,75 @@ LinkStatsFile::LinkStatsFile(std::string path, int fd, void *map) noexcept
 LinkStatsFile::Created LinkStatsFile::create(const std::string &path, uint32_t pid)
 {
 	Created result;
+	// The keeper holds an OFD write lock on the file at path (a reader tests it with F_OFD_GETLK,
+	// which takes nothing, so a reader never makes a keeper fail). A new keeper locks whatever is at
+	// path (a stale file or an empty one it creates), builds the new file under another name and
+	// renames it over: a reader that has the stale file mapped keeps it, whole (a file is never
+	// shrunk under a mapping: no SIGBUS), and one that opens path sees a finished file or the old one.
 	// A keeper that is leaving unlinks the file before it lets go of the lock: a file locked here
-	// but no longer at path is such a one's, and we start again on a new file.
+	// but no longer at path is such a one's (or one just replaced), and we start again.
 	for (int attempt = 0; attempt < 8; ++attempt) {
-		const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0) {
+		Fd old(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+		if (old.fd < 0) {
 			result.error = Error::system;
 			result.reason = system_reason("open", path);
 			return result;
 		}
-		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		if (!lock_file(old.fd)) {
 			const int err = errno;
 			FileLayout header{};
-			const bool known = pread(fd, &header, sizeof(header), 0) == ssize_t(sizeof(header)) &&
+			const bool known = pread(old.fd, &header, sizeof(header), 0) == ssize_t(sizeof(header)) &&
 					   std::memcmp(header.magic, kMagic, sizeof(kMagic)) == 0;
-			close(fd);
-			if (err == EWOULDBLOCK) {
+			if (err == EAGAIN || err == EACCES) {
 				result.error = Error::in_use;
 				result.reason =
 				    known ? "kept by process " + std::to_string(header.pid) : "kept by another process";
 			} else {
 				errno = err;
 				result.error = Error::system;
-				result.reason = system_reason("flock", path);
+				result.reason = system_reason("fcntl(F_OFD_SETLK)", path);
 			}
 			return result;
 		}
-		if (!same_file(fd, path)) {
-			close(fd);
+		if (!same_file(old.fd, path))
 			continue;
-		}
-		if (ftruncate(fd, 0) != 0 || ftruncate(fd, kFileSize) != 0) {
+		const std::string building = path + "." + std::to_string(pid) + ".new";
+		unlink(building.c_str()); // one left by an earlier process with our pid
+		Fd fd(open(building.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+		if (fd.fd < 0) {
 			result.error = Error::system;
-			result.reason = system_reason("ftruncate", path);
-			close(fd);
+			result.reason = system_reason("open", building);
 			return result;
 		}
-		void *map = mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (map == MAP_FAILED) {
+		void *map = MAP_FAILED;
+		const char *failed = nullptr;
+		if (ftruncate(fd.fd, kFileSize) != 0)
+			failed = "ftruncate";
+		else if (!lock_file(fd.fd))
+			failed = "fcntl(F_OFD_SETLK)";
+		else if (map = mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd.fd, 0);
+			 map == MAP_FAILED)
+			failed = "mmap";
+		if (failed == nullptr) {
+			auto *layout = static_cast<FileLayout *>(map);
+			layout->version = kVersion;
+			layout->pid = pid;
+			layout->stats = LinkStats{};
+			std::atomic_thread_fence(std::memory_order_release);
+			std::memcpy(layout->magic, kMagic, sizeof(kMagic));
+			if (rename(building.c_str(), path.c_str()) != 0)
+				failed = "rename";
+		}
+		if (failed != nullptr) {
 			result.error = Error::system;
-			result.reason = system_reason("mmap", path);
-			close(fd);
+			result.reason = system_reason(failed, failed == std::string("rename") ? building : path);
+			if (map != MAP_FAILED)
+				munmap(map, kFileSize);
+			unlink(building.c_str());
 			return result;
 		}
-		auto *layout = static_cast<FileLayout *>(map);
-		layout->version = kVersion;
-		layout->pid = pid;
-		layout->stats = LinkStats{};
-		std::atomic_thread_fence(std::memory_order_release);
-		std::memcpy(layout->magic, kMagic, sizeof(kMagic));
-		result.file.reset(new LinkStatsFile(path, fd, map));
+		result.file.reset(new LinkStatsFile(path, fd.fd, map));
+		fd.fd = -1;
 		return result;
 	}
 	result.error = Error::system;
@@ -133,9 +189,7 @@ std::optional<LinkStatsReading> read_link_stats(const std::string &path)
 		return std::nullopt;
 	std::optional<LinkStatsReading> reading;
 	struct stat st {};
-	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
-		flock(fd, LOCK_UN); // nobody keeps it: a stale file
-	} else if (errno == EWOULDBLOCK && fstat(fd, &st) == 0 && size_t(st.st_size) >= sizeof(FileLayout)) {
+	if (kept(fd) && fstat(fd, &st) == 0 && size_t(st.st_size) >= sizeof(FileLayout)) {
 		void *map = mmap(nullptr, sizeof(FileLayout), PROT_READ, MAP_SHARED, fd, 0);
 		if (map != MAP_FAILED) {
 			const auto *layout = static_cast<const FileLayout *>(map);

@@ -2,9 +2,10 @@
 // link attach") keeps rx/tx packets, bytes and drops of that end in a small file of the run-time
 // directory, "<run dir>/links/<link>.<server|client>.stats", mapped into its memory: the data path
 // updates the counters with plain relaxed atomic stores (one writer), never a system call, and any
-// process maps the file read-only to read them. The keeper holds an exclusive flock on the file for
-// its whole life: a reader that can take a shared lock knows nobody keeps the counters (a keeper
-// that was killed leaves a stale file behind, which the next keeper replaces).
+// process maps the file read-only to read them. The keeper holds an OFD write lock (fcntl
+// F_OFD_SETLK) on the file for its whole life: a reader that finds no lock (F_OFD_GETLK, which
+// takes nothing) knows nobody keeps the counters (a keeper that was killed leaves a stale file
+// behind, which the next keeper replaces by renaming a new file over it, never shrinking it).
 #pragma once
 
 #include "device/link/links.hpp"

@@ -12,6 +12,7 @@
 #include <libmemif.h>
 #include <softdpu/link.h>
 
+#include "link_open.h"
 #include "memif_app_common.h"
 
 #include <stdint.h>
@@ -57,23 +58,9 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	struct memif_app_options options;
-	memif_app_default_options(&options);
-	options.is_master = is_master;
-	options.socket_path = link.socket;
-	options.interface_id = link.interface_id;
-	options.if_name = name;
-	options.buffer_size = (uint16_t)link.buffer_size;
-	options.log2_ring_size = link.log2_ring_size;
-	options.connect_timeout_s = 30;
-	options.quiet = 1;
 	struct memif_app app;
-	if (memif_app_open(&app, prog, &options) != 0)
+	if (link_open_end(&app, prog, &link, name, is_master) != 0)
 		return 1;
-	if (memif_app_wait_connected(&app) != 0) {
-		memif_app_close(&app);
-		return 1;
-	}
 	printf("%s: connected\n", prog);
 	fflush(stdout);
 

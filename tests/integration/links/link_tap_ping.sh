@@ -4,7 +4,9 @@
 # B, and a forwarder on the DPU joins the two DPU ends (representor hpf0 <-> p0): here "softdpu
 # link attach hpf0 --memif <p0's socket> --role server", which serves both. "ping -c 3" from A to
 # B must succeed, and the attach processes' counters (softdpu link list --json) must move by at
-# least the three echo requests and replies. The TAPs go when the attach processes stop; the
+# least the three echo requests and replies; 9000-byte packets pass, a frame over 16 KiB from a TAP
+# is dropped and counted. The TAPs go when the attach processes stop (SIGHUP
+# here); one whose TAP is deleted (ip -n NS link del) stops with status 1 and the reason. The
 # namespaces are removed whatever happens. Exit status 77 (skipped) when not root, or without
 # ip netns, /dev/net/tun or ping.
 #   link_tap_ping.sh SOFTDPU_CLI
@@ -107,14 +109,41 @@ for end in ("pf0", "hpf0", "p0"):
         assert a[direction]["bytes"] - b[direction]["bytes"] >= 3 * 98, (end, direction, b, a)
 PY
 
-# A clean stop: exit status 0, the TAP gone from its namespace, no counters left.
-for pid in "$host" "$wire"; do
-	kill -TERM "$pid"
-	wait "$pid" || fail "attach process $pid did not stop cleanly"
-	pids=("${pids[@]/$pid/}")
-done
+# Jumbo frames (9000-byte packets) both ways; a frame larger than a link buffer (16 KiB) from the
+# TAP is dropped and counted in pf0's tx drops.
+ip -n "$ns_a" link set sdpuA mtu 9000 || fail "ip link set mtu 9000 in $ns_a"
+ip -n "$ns_b" link set sdpuB mtu 9000 || fail "ip link set mtu 9000 in $ns_b"
+ip netns exec "$ns_a" ping -c 2 -i 0.2 -W 5 -M do -s 8972 10.201.0.2 || fail "jumbo ping from $ns_a to $ns_b failed"
+before=$(counters) || fail "link list --json"
+ip -n "$ns_a" link set sdpuA mtu 20000 || fail "ip link set mtu 20000 in $ns_a"
+ip netns exec "$ns_a" ping -c 1 -W 1 -M do -s 17000 10.201.0.2 && fail "a 17028-byte packet went through 16 KiB buffers"
+after=$(counters) || fail "link list --json"
+python3 - "$before" "$after" <<'PY' || fail "the oversized frame is not counted as a drop: $before -> $after"
+import json, sys
+before, after = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert after["pf0"]["tx"]["drops"] - before["pf0"]["tx"]["drops"] >= 1
+PY
+ip -n "$ns_a" link set sdpuA mtu 9000 || fail "ip link set mtu 9000 in $ns_a"
+
+# A clean stop (SIGHUP, as a closed terminal sends): exit status 0, the TAP gone from its namespace.
+kill -HUP "$host"
+wait "$host" || fail "attach process $host did not stop cleanly on SIGHUP"
+pids=("${pids[@]/$host/}")
 ip -n "$ns_a" link show sdpuA >/dev/null 2>&1 && fail "sdpuA is left in $ns_a"
-ip -n "$ns_b" link show sdpuB >/dev/null 2>&1 && fail "sdpuB is left in $ns_b"
+# A TAP deleted under it: exit status 1, the reason on stderr; its counters go all the same.
+ip -n "$ns_b" link del sdpuB || fail "ip -n $ns_b link del sdpuB"
+for _ in $(seq 100); do
+	kill -0 "$wire" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$wire" 2>/dev/null && fail "attach process $wire still runs after its TAP was deleted"
+wait "$wire"
+status=$?
+pids=("${pids[@]/$wire/}")
+[ "$status" = 1 ] || fail "attach process $wire exited with $status after its TAP was deleted, not 1"
+grep -q "^softdpu link attach: TAP sdpuB: " "$SOFTDPU_RUN_DIR/wire.log" ||
+	fail "no reason for the deleted TAP in wire.log"
+echo "link_tap_ping.sh: $(grep "^softdpu link attach: TAP sdpuB: " "$SOFTDPU_RUN_DIR/wire.log")"
 [ ! -e "$SOFTDPU_RUN_DIR/links/hpf0.client.stats" ] && [ ! -e "$SOFTDPU_RUN_DIR/links/p0.client.stats" ] ||
 	fail "counters files are left behind"
 echo "link_tap_ping.sh: ok"

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -142,6 +143,61 @@ TEST_F(LinkStatsTest, CountersOfAnotherProcessAndTheStaleFileItLeaves)
 	EXPECT_EQ(pid, uint32_t(getpid()));
 	EXPECT_EQ(read_stats.tx.packets, 0u);
 	EXPECT_EQ(softdpu_link_stats_destroy(file), DOCA_SUCCESS);
+}
+
+// A reader that keeps reading while keepers die and new ones take their stale files over: it
+// never dies of SIGBUS (a file shrunk under its mapping), and its reads never make a new keeper
+// fail with DOCA_ERROR_IN_USE (a reader takes no lock).
+TEST_F(LinkStatsTest, StaleTakeoversUnderAReader)
+{
+	softdpu_link_stats_file *file = nullptr;
+	softdpu_link_stats *stats = nullptr;
+	ASSERT_EQ(softdpu_link_stats_create("hpf0", 0, &file, &stats), DOCA_SUCCESS); // creates links/
+	ASSERT_EQ(softdpu_link_stats_destroy(file), DOCA_SUCCESS);
+	int stop[2];
+	ASSERT_EQ(pipe(stop), 0);
+	const pid_t reader = fork();
+	ASSERT_GE(reader, 0);
+	if (reader == 0) {
+		close(stop[1]);
+		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		char byte = 0;
+		softdpu_link_stats read_stats{};
+		uint32_t pid = 0;
+		long reads = 0;
+		while (read(stop[0], &byte, 1) < 0) { // EAGAIN until the writer closes (EOF: 0)
+			if (softdpu_link_stats_read("hpf0", 0, &read_stats, &pid) == DOCA_SUCCESS && pid == 0)
+				_exit(3);
+			++reads;
+		}
+		_exit(reads > 0 ? 0 : 4);
+	}
+	close(stop[0]);
+	int in_use = 0;
+	for (int round = 0; round < 200; ++round) {
+		const pid_t keeper = fork();
+		ASSERT_GE(keeper, 0);
+		if (keeper == 0) {
+			// A keeper that dies without cleaning up: its file stays behind, stale.
+			_exit(softdpu_link_stats_create("hpf0", 0, &file, &stats) == DOCA_SUCCESS ? 0 : 1);
+		}
+		int status = 0;
+		ASSERT_EQ(waitpid(keeper, &status, 0), keeper);
+		ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+		const doca_error_t created = softdpu_link_stats_create("hpf0", 0, &file, &stats);
+		in_use += created == DOCA_ERROR_IN_USE ? 1 : 0;
+		ASSERT_TRUE(created == DOCA_SUCCESS || created == DOCA_ERROR_IN_USE) << doca_error_get_name(created);
+		if (created == DOCA_SUCCESS) {
+			__atomic_store_n(&stats->rx.packets, uint64_t(round + 1), __ATOMIC_RELAXED);
+			ASSERT_EQ(softdpu_link_stats_destroy(file), DOCA_SUCCESS);
+		}
+	}
+	close(stop[1]);
+	int status = 0;
+	ASSERT_EQ(waitpid(reader, &status, 0), reader);
+	EXPECT_TRUE(WIFEXITED(status)) << "the reader died of signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+	EXPECT_EQ(in_use, 0) << "takeovers refused as in use while only a reader was there";
 }
 
 TEST_F(LinkStatsTest, NotACountersFileIsNone)
