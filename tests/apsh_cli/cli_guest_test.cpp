@@ -553,6 +553,8 @@ protected:
 				qmp_ = line.substr(11);
 			if (line.starts_with("RAM_FILE="))
 				ram_file_ = line.substr(9);
+			if (line.starts_with("INITRAMFS_ROOT="))
+				root_ = line.substr(15);
 		}
 		pid_ = slurp(run_dir_ / "qemu.pid");
 		while (!pid_.empty() && (pid_.back() == '\n' || pid_.back() == ' '))
@@ -570,8 +572,37 @@ protected:
 
 	static inline fs::path run_dir_;
 	static inline std::unique_ptr<GroundTruth> truth_;
-	static inline std::string name_, qmp_, pid_, ram_file_;
+	static inline std::string name_, qmp_, pid_, ram_file_, root_;
 };
+
+TEST_F(ApshCliVm, YaraAndAttestationThroughTheProcess)
+{
+	const auto *target = truth_->target("apsh_target");
+	ASSERT_NE(target, nullptr);
+	const std::string pid = std::to_string(target->pid);
+	const fs::path rules = fs::temp_directory_path() / ("apsh_cli_vm_rules." + std::to_string(::getpid()) + ".yar");
+	std::ofstream(rules) << "rule heap_marker { strings: $a = \"APSH_HEAP_MARKER_5e1f0d2c\" condition: $a }\n";
+	std::set<uint32_t> matched;
+	for (const Json &row :
+	     apsh_json({"yara", "--memory", "pid:" + pid_, "--rules", rules.string(), "--monotonic", "--no-progress"}))
+		matched.insert(row.at("pid").get<uint32_t>());
+	fs::remove(rules);
+	EXPECT_TRUE(matched.count(target->pid));
+
+	ASSERT_FALSE(root_.empty());
+	const fs::path map = fs::temp_directory_path() / ("apsh_cli_vm_map." + std::to_string(::getpid()) + ".json");
+	const Result built =
+	    run(SOFTDPU_EXEC_HASH_TOOL, {"--root", root_, root_ + "/bin/apsh_target", "-o", map.string()});
+	ASSERT_EQ(built.status, 0) << built.err;
+	bool text_matches = false;
+	for (const Json &row : apsh_json({"attest", "--memory", "qemu-name:" + name_, "--hash-map", map.string(),
+					  "--pid", pid, "--no-progress"}))
+		if (row.at("path") == "/bin/apsh_target" && row.at("protection") == "r-x")
+			text_matches = row.at("matching_hashes").get<uint64_t>() == row.at("pages").get<uint64_t>() &&
+				       row.at("pages").get<uint64_t>() > 0;
+	fs::remove(map);
+	EXPECT_TRUE(text_matches);
+}
 
 TEST_F(ApshCliVm, EveryQueryThroughThePidAndTheNameMatchesGroundTruth)
 {
