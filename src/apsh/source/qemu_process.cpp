@@ -26,7 +26,6 @@ Status error(doca_error_t code, std::string reason)
 }
 
 constexpr uint64_t kMiB = 1ull << 20;
-constexpr uint64_t kGiB = 1ull << 30;
 constexpr uint64_t k4GiB = 4ull << 30;
 constexpr size_t kMaxProcText = 64u << 20; // a maps file of a QEMU with many threads stays far below
 
@@ -292,8 +291,8 @@ Status parse_proc_maps(std::string_view text, std::vector<ProcMapping> &out)
 		if (!start || !end || *end <= *start || permissions.size() != 4 || !parsed_offset ||
 		    device.find(':') == std::string_view::npos || !parsed_inode)
 			return error(DOCA_ERROR_INVALID_VALUE, "maps line " + std::to_string(line_number) +
-								   " is malformed: \"" + std::string(line.substr(0, 120)) +
-								   "\"");
+								   " is malformed: \"" +
+								   std::string(line.substr(0, 120)) + "\"");
 		mapping.start = *start;
 		mapping.end = *end;
 		mapping.permissions = std::string(permissions);
