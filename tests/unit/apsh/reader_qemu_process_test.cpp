@@ -338,6 +338,30 @@ TEST(QemuProcessLive, DerivedLayoutMatchesQmpAndReadsGuestRam)
 	fs::remove(data.string() + ".high");
 }
 
+// libvirt: the pid file of the session daemon ($XDG_RUNTIME_DIR/libvirt/qemu/run/DOMAIN.pid).
+TEST(QemuProcessLive, LibvirtDomainByItsPidFile)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	PausedQemu qemu("pc", "128", "apsh-libvirt-test-other-name");
+	ASSERT_TRUE(qemu.started());
+	const fs::path runtime = qemu.dir() / "xdg";
+	fs::create_directories(runtime / "libvirt/qemu/run");
+	std::ofstream(runtime / "libvirt/qemu/run/apsh-domain.pid") << qemu.pid() << "\n";
+	const char *saved = std::getenv("XDG_RUNTIME_DIR");
+	const std::string previous = saved != nullptr ? saved : "";
+	::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
+	std::unique_ptr<PhysicalMemory> memory;
+	const Status status = PhysicalMemory::open({SourceKind::libvirt_domain, "apsh-domain", "", {}}, memory);
+	if (saved != nullptr)
+		::setenv("XDG_RUNTIME_DIR", previous.c_str(), 1);
+	else
+		::unsetenv("XDG_RUNTIME_DIR");
+	ASSERT_TRUE(status.ok()) << status.reason;
+	EXPECT_EQ(memory->process_id(), qemu.pid());
+	EXPECT_EQ(memory->total_bytes(), 128 * MiB);
+}
+
 TEST(QemuProcessLive, ExitWhileReadIsAnErrorNotACrash)
 {
 	if (!have_qemu())
