@@ -339,6 +339,10 @@ Status PhysicalMemory::open(const SourceSpec &spec, std::unique_ptr<PhysicalMemo
 					     process->describe() + ": memory regions: none of them is guest RAM");
 			ranges = std::move(restricted);
 		}
+		// Sorted and non-overlapping, as every source's ranges (offsets are host addresses).
+		Status valid = validate_ranges(ranges, UINT64_MAX);
+		if (!valid.ok())
+			return error(valid.code, process->describe() + ": " + valid.reason);
 		memory->kind_name_ = "QEMU process";
 		memory->process_id_ = process->pid();
 		memory->ranges_ = std::move(ranges);
