@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -70,6 +71,8 @@ struct Options {
 	bool no_progress = false;
 	bool progress = true;
 	bool verbose = false;
+	bool consistent = false;
+	std::string consistent_source; // --consistent: the memory source whose QMP socket pauses the guest
 	std::string hash_map;
 	std::vector<std::string> rule_names;
 	std::vector<doca_apsh_yara_rule> rules;
@@ -110,9 +113,11 @@ void declare_options(CLI::App &apsh, Options &options)
 	const char *source = "Memory source";
 	apsh.add_option("--memory", options.memory,
 			"KIND:PATH, KIND qemu (a running QEMU's shared RAM file), raw, elf (dump-guest-memory), "
-			"lime or auto (detect); a bare PATH means auto")
+			"lime or auto (detect); a bare PATH means auto; or a running QEMU: pid:PID, "
+			"qemu-name:NAME, libvirt:DOMAIN")
 	    ->group(source);
-	apsh.add_option("--qmp", options.qmp, "QEMU's QMP socket, asked for the RAM layout (qemu/auto only)")
+	apsh.add_option("--qmp", options.qmp,
+			"QEMU's QMP socket, asked for the RAM layout (qemu, auto and the QEMU process kinds)")
 	    ->group(source);
 	apsh.add_option("--symbols", options.symbols, "symbol map (softdpu-apsh-config output or a Volatility 3 ISF)")
 	    ->group(source);
@@ -136,6 +141,9 @@ void declare_options(CLI::App &apsh, Options &options)
 	apsh.add_flag("--no-progress", options.no_progress,
 		      "no progress bar (it is shown on stderr only when stderr is a terminal)")
 	    ->group(output);
+	apsh.add_flag("--consistent", options.consistent,
+		      "pause the guest over QMP (stop/cont) for the query and report how long it was paused")
+	    ->group(source);
 	apsh.add_flag("--verbose", options.verbose, "also print the SDK's warnings and what system start found")
 	    ->group(output);
 	const char *query = "Query options";
@@ -212,6 +220,15 @@ void validate(Options &options)
 		char error[512] = {};
 		if (softdpu_memory_source_check(environment, nullptr, 0, error, sizeof(error)) != DOCA_SUCCESS)
 			fail_usage(std::string("SOFTDPU_APSH_MEMORY: ") + error);
+	}
+	if (options.consistent) {
+		const char *environment = std::getenv("SOFTDPU_APSH_MEMORY");
+		options.consistent_source = options.memory           ? *options.memory
+					    : environment != nullptr ? environment
+								     : "";
+		if (options.consistent_source.find(",qmp=") == std::string::npos)
+			fail_usage("--consistent pauses the guest over QMP: give --qmp SOCKET (or \",qmp=SOCKET\" in "
+				   "--memory or SOFTDPU_APSH_MEMORY)");
 	}
 	if (options.query == "attest" && options.hash_map.empty())
 		fail_usage("attest needs --hash-map FILE (written by softdpu-exec-hash-build-map)");
@@ -876,6 +893,47 @@ int run_query(const Options &options, Session &session)
 	return loop.errors > 0 ? 1 : 0;
 }
 
+// Pauses the guest over QMP and resumes it (when it ran) on every way out, then says how long it
+// stood still.
+class GuestPause {
+public:
+	explicit GuestPause(std::string source) : source_(std::move(source)) {}
+	GuestPause(const GuestPause &) = delete;
+	GuestPause &operator=(const GuestPause &) = delete;
+	~GuestPause()
+	{
+		if (!paused_)
+			return;
+		char error[512] = {};
+		const doca_error_t status = softdpu_apsh_guest_resume(source_.c_str(), error, sizeof(error));
+		const double ms =
+		    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_).count();
+		if (status != DOCA_SUCCESS)
+			std::fprintf(stderr, "softdpu apsh: cannot resume the guest (paused %.1f ms ago): %s\n", ms,
+				     error);
+		else
+			std::fprintf(stderr, "softdpu apsh: the guest was paused for %.1f ms (--consistent)\n", ms);
+	}
+	int start()
+	{
+		char error[512] = {};
+		bool was_running = false;
+		start_ = std::chrono::steady_clock::now();
+		if (softdpu_apsh_guest_pause(source_.c_str(), &was_running, error, sizeof(error)) != DOCA_SUCCESS)
+			return fail(std::string("--consistent: cannot pause the guest: ") + error);
+		paused_ = was_running;
+		if (!was_running)
+			std::fprintf(stderr,
+				     "softdpu apsh: the guest was already paused; it stays paused (--consistent)\n");
+		return 0;
+	}
+
+private:
+	std::string source_;
+	bool paused_ = false;
+	std::chrono::steady_clock::time_point start_;
+};
+
 int run_apsh(Options &options)
 {
 	validate(options);
@@ -893,6 +951,13 @@ int run_apsh(Options &options)
 	Session session;
 	if (int status = open_devices(options, session); status != 0)
 		return status;
+	// --consistent: the guest stands still from system start to the end of the query.
+	std::optional<GuestPause> pause;
+	if (options.consistent) {
+		pause.emplace(options.consistent_source);
+		if (int status = pause->start(); status != 0)
+			return status;
+	}
 	if (int status = start_system(options, session); status != 0)
 		return status;
 	if (options.query != "modules" && options.query != "netscan") {

@@ -95,6 +95,24 @@ const char *softdpu_apsh_exec_hash_map_get_error(const struct softdpu_apsh_exec_
 DOCA_EXPERIMENTAL
 void softdpu_apsh_exec_hash_map_destroy(struct softdpu_apsh_exec_hash_map *map);
 
+/*
+ * A consistent view of a running QEMU guest: pause it over QMP for the length of one query
+ * (`softdpu apsh --consistent`). memory_source is a memory source in the syntax of
+ * SOFTDPU_APSH_MEMORY (softdpu_memory_source_check) that carries ",qmp=<socket>"; error, when not
+ * NULL, receives the reason (truncated to error_size bytes, NUL included).
+ */
+
+/* Sends QMP "stop" when the guest runs. *was_running (not NULL) tells whether it ran: resume only
+ * then. INVALID_VALUE for NULL arguments, a malformed source or one without a QMP socket;
+ * NOT_CONNECTED when QEMU cannot be reached; IO_FAILED when QEMU refuses; TIME_OUT when it does not
+ * answer within 5 s. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_guest_pause(const char *memory_source, bool *was_running, char *error, size_t error_size);
+
+/* Sends QMP "cont". Errors as softdpu_apsh_guest_pause. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_guest_resume(const char *memory_source, char *error, size_t error_size);
+
 #ifdef __cplusplus
 }
 #endif

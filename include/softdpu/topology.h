@@ -89,10 +89,12 @@ const char *softdpu_topology_get_default_text(void);
 
 /* Checks an App Shield memory source in the syntax of SOFTDPU_APSH_MEMORY and of the topology's
  * representor memory: "<kind>:<path>[,qmp=<socket>]", kind qemu (or qemu_shared_ram), raw, elf
- * (or elf_core), lime or auto, or a bare path (kind auto). DOCA_SUCCESS when well-formed (the file
- * is not opened), with the file's path in path when path is not NULL (INVALID_VALUE when it does
- * not fit in path_size bytes); DOCA_ERROR_INVALID_VALUE with the reason in error (as above)
- * otherwise. */
+ * (or elf_core), lime or auto, or a bare path (kind auto); or a running QEMU process:
+ * "pid:<PID>", "qemu-name:<-name>" (or qemu_name) or "libvirt:<domain>", each with an optional
+ * ",qmp=<socket>". DOCA_SUCCESS when well-formed (the file is not opened, the process not looked
+ * for), with the file's path in path when path is not NULL (an empty string for the process
+ * kinds; INVALID_VALUE when it does not fit in path_size bytes); DOCA_ERROR_INVALID_VALUE with the
+ * reason in error (as above) otherwise. */
 DOCA_EXPERIMENTAL
 doca_error_t softdpu_memory_source_check(const char *spec, char *path, size_t path_size, char *error,
 					 size_t error_size);

@@ -37,14 +37,34 @@ enum class SourceKind {
 	raw,             // a flat image (offset = GPA within the ranges)
 	elf_core,        // QEMU dump-guest-memory (ELF)
 	lime,            // LiME
+	// A running QEMU process, read through its own memory (process_vm_readv, /proc/PID/mem);
+	// SourceSpec::path is the PID, the QEMU -name or the libvirt domain.
+	qemu_pid,
+	qemu_name,
+	libvirt_domain,
 };
 
 struct SourceSpec {
 	SourceKind kind = SourceKind::automatic;
-	std::string path;
+	std::string path;             // the file; or the PID, -name or domain of the process kinds
 	std::string qmp_socket;       // optional: ask QEMU for the RAM layout
 	std::vector<RamRange> ranges; // empty: derive from the source (headers, QMP, file size)
 };
+
+// How errors name a source: the file's path, or "pid:1234", "qemu-name:vm1", "libvirt:web".
+inline std::string source_label(const SourceSpec &spec)
+{
+	switch (spec.kind) {
+	case SourceKind::qemu_pid:
+		return "pid:" + spec.path;
+	case SourceKind::qemu_name:
+		return "qemu-name:" + spec.path;
+	case SourceKind::libvirt_domain:
+		return "libvirt:" + spec.path;
+	default:
+		return spec.path;
+	}
+}
 
 // What a user may supply instead of letting the reader derive it from memory. Everything is
 // optional: with nothing set, the reader finds VMCOREINFO, kallsyms and BTF in guest memory.
@@ -174,5 +194,10 @@ public:
 	// What the reader found, for diagnostics and the CLI ("6.1.0-56-amd64, 5-level, KASLR +0x3600000").
 	virtual std::string describe() const = 0;
 };
+
+// Pausing a running QEMU guest over its QMP socket (source/qmp.cpp): "stop" when it runs
+// (was_running tells whether it did), "cont" to resume it.
+Status pause_qemu_guest(const std::string &qmp_socket, bool &was_running);
+Status resume_qemu_guest(const std::string &qmp_socket);
 
 } // namespace softdpu::apsh

@@ -19,6 +19,12 @@ const char *to_string(MemoryKind kind) noexcept
 		return "elf_core";
 	case MemoryKind::lime:
 		return "lime";
+	case MemoryKind::qemu_pid:
+		return "pid";
+	case MemoryKind::qemu_name:
+		return "qemu_name";
+	case MemoryKind::libvirt:
+		return "libvirt";
 	}
 	return "?";
 }
@@ -32,11 +38,60 @@ std::optional<MemoryKind> memory_kind_from_string(std::string_view text) noexcep
 	    {"raw", MemoryKind::raw},
 	    {"elf_core", MemoryKind::elf_core},
 	    {"elf", MemoryKind::elf_core},
-	    {"lime", MemoryKind::lime}};
+	    {"lime", MemoryKind::lime},
+	    {"pid", MemoryKind::qemu_pid},
+	    {"qemu_name", MemoryKind::qemu_name},
+	    {"qemu-name", MemoryKind::qemu_name},
+	    {"libvirt", MemoryKind::libvirt}};
 	for (const auto &[name, kind] : kNames)
 		if (text == name)
 			return kind;
 	return std::nullopt;
+}
+
+bool is_process_kind(MemoryKind kind) noexcept
+{
+	return kind == MemoryKind::qemu_pid || kind == MemoryKind::qemu_name || kind == MemoryKind::libvirt;
+}
+
+bool check_memory_target(MemoryKind kind, std::string_view value, std::string &error)
+{
+	error.clear();
+	if (value.empty()) {
+		error = is_process_kind(kind) ? "empty " + std::string(to_string(kind)) + " value"
+					      : "empty memory source path";
+		return false;
+	}
+	if (kind == MemoryKind::qemu_pid) {
+		uint64_t pid = 0;
+		for (char c : value) {
+			if (c < '0' || c > '9' || pid > 4194304) {
+				error = "pid: \"" + std::string(value) + "\" is not a process ID (a decimal number)";
+				return false;
+			}
+			pid = pid * 10 + static_cast<uint64_t>(c - '0');
+		}
+		if (pid == 0 || pid > 4194304) {
+			error = "pid: " + std::string(value) + " is not a process ID (1 to 4194304)";
+			return false;
+		}
+		return true;
+	}
+	if (kind == MemoryKind::qemu_name || kind == MemoryKind::libvirt) {
+		const char *what = kind == MemoryKind::libvirt ? "libvirt domain" : "QEMU -name";
+		if (value.size() > 255) {
+			error = std::string(what) + " is longer than 255 bytes";
+			return false;
+		}
+		for (char c : value)
+			if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f ||
+			    (kind == MemoryKind::libvirt && c == '/')) {
+				error = std::string(what) + " \"" + std::string(value) + "\" has a control character" +
+					(kind == MemoryKind::libvirt ? " or a '/'" : "");
+				return false;
+			}
+	}
+	return true;
 }
 
 std::optional<MemorySource> parse_memory_source_spec(std::string_view text, std::string &error)
@@ -48,8 +103,10 @@ std::optional<MemorySource> parse_memory_source_spec(std::string_view text, std:
 	if (colon != std::string_view::npos && text.substr(0, colon).find('/') == std::string_view::npos) {
 		auto kind = memory_kind_from_string(text.substr(0, colon));
 		if (!kind) {
-			error = "unknown memory kind \"" + std::string(text.substr(0, colon)) +
-				"\" (expected qemu, raw, elf, lime or auto; or qemu_shared_ram, elf_core)";
+			error =
+			    "unknown memory kind \"" + std::string(text.substr(0, colon)) +
+			    "\" (expected qemu, raw, elf, lime, auto, pid, qemu-name or libvirt; or qemu_shared_ram, "
+			    "elf_core, qemu_name)";
 			return std::nullopt;
 		}
 		source.kind = *kind;
@@ -62,15 +119,14 @@ std::optional<MemorySource> parse_memory_source_spec(std::string_view text, std:
 			error = "empty QMP socket path after \",qmp=\"";
 			return std::nullopt;
 		}
-		if (source.kind != MemoryKind::qemu_shared_ram && source.kind != MemoryKind::automatic) {
-			error = "a QMP socket only goes with a qemu (or auto) memory source";
+		if (source.kind != MemoryKind::qemu_shared_ram && source.kind != MemoryKind::automatic &&
+		    !is_process_kind(source.kind)) {
+			error = "a QMP socket only goes with a qemu, pid, qemu-name, libvirt (or auto) memory source";
 			return std::nullopt;
 		}
 	}
-	if (rest.empty()) {
-		error = "empty memory source path";
+	if (!check_memory_target(source.kind, rest, error))
 		return std::nullopt;
-	}
 	source.path = std::string(rest);
 	return source;
 }

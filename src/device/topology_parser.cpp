@@ -350,16 +350,28 @@ private:
 		const std::string kind = *reader.string("kind", true);
 		auto parsed = memory_kind_from_string(kind);
 		if (!parsed)
-			fail(reader.member_path("kind"),
-			     "unknown memory kind " + shown(kind) +
-				 " (expected qemu, raw, elf, lime or auto; or qemu_shared_ram, elf_core)");
+			fail(
+			    reader.member_path("kind"),
+			    "unknown memory kind " + shown(kind) +
+				" (expected qemu, raw, elf, lime, auto, pid, qemu-name or libvirt; or qemu_shared_ram, "
+				"elf_core, qemu_name)");
 		source.kind = *parsed;
+		// The file's path, or the PID, QEMU -name or libvirt domain of a running QEMU.
 		source.path = *reader.string("path", true);
-		check_file_path(reader.member_path("path"), source.path);
+		if (is_process_kind(source.kind)) {
+			std::string error;
+			if (!check_memory_target(source.kind, source.path, error))
+				fail(reader.member_path("path"), error);
+		} else {
+			check_file_path(reader.member_path("path"), source.path);
+		}
 		if (auto qmp = reader.string("qmp", false)) {
 			check_file_path(reader.member_path("qmp"), *qmp);
-			if (source.kind != MemoryKind::qemu_shared_ram && source.kind != MemoryKind::automatic)
-				fail(reader.member_path("qmp"), "a QMP socket only goes with kind \"qemu_shared_ram\"");
+			if (source.kind != MemoryKind::qemu_shared_ram && source.kind != MemoryKind::automatic &&
+			    !is_process_kind(source.kind))
+				fail(reader.member_path("qmp"),
+				     "a QMP socket only goes with kind \"qemu_shared_ram\", \"pid\", \"qemu_name\" or "
+				     "\"libvirt\"");
 			source.qmp_socket = *qmp;
 		}
 		return source;

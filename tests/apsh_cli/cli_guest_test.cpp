@@ -874,3 +874,156 @@ TEST_F(ApshCliGuest, PstreeIsPsAsATree)
 }
 
 } // namespace
+
+// ---------------------------------------------------------------------------------------------
+// A running guest with QEMU's default anonymous RAM (tests/guest fixture start-vm): no RAM file,
+// App Shield reads it through the QEMU process (pid:, qemu-name:). SOFTDPU_GUEST_VM_RUN names its
+// run dir (ground-truth.txt, qemu.pid, guest.env); without it these tests skip.
+
+class ApshCliVm : public ::testing::Test {
+protected:
+	static void SetUpTestSuite()
+	{
+		::setenv("SOFTDPU_SIDE", "dpu", 1);
+		::unsetenv("SOFTDPU_TOPOLOGY");
+		::unsetenv("SOFTDPU_APSH_MEMORY");
+		const char *dir = std::getenv("SOFTDPU_GUEST_VM_RUN");
+		if (dir == nullptr || !fs::exists(fs::path(dir) / "qemu.pid"))
+			return;
+		run_dir_ = dir;
+		truth_ = std::make_unique<GroundTruth>(GroundTruth::load((run_dir_ / "ground-truth.txt").string()));
+		std::istringstream env(slurp(run_dir_ / "guest.env"));
+		for (std::string line; std::getline(env, line);) {
+			if (line.starts_with("QEMU_NAME="))
+				name_ = line.substr(10);
+			if (line.starts_with("QMP_SOCKET="))
+				qmp_ = line.substr(11);
+			if (line.starts_with("RAM_FILE="))
+				ram_file_ = line.substr(9);
+			if (line.starts_with("INITRAMFS_ROOT="))
+				root_ = line.substr(15);
+		}
+		pid_ = slurp(run_dir_ / "qemu.pid");
+		while (!pid_.empty() && (pid_.back() == '\n' || pid_.back() == ' '))
+			pid_.pop_back();
+	}
+	static void TearDownTestSuite() { truth_.reset(); }
+
+	void SetUp() override
+	{
+		if (!truth_)
+			GTEST_SKIP()
+			    << "SOFTDPU_GUEST_VM_RUN names no running guest (ctest's guest_vm fixture sets it)";
+		ASSERT_TRUE(ram_file_.empty()) << "the guest must run on anonymous RAM, not " << ram_file_;
+	}
+
+	static inline fs::path run_dir_;
+	static inline std::unique_ptr<GroundTruth> truth_;
+	static inline std::string name_, qmp_, pid_, ram_file_, root_;
+};
+
+TEST_F(ApshCliVm, YaraAndAttestationThroughTheProcess)
+{
+	const auto *target = truth_->target("apsh_target");
+	ASSERT_NE(target, nullptr);
+	const std::string pid = std::to_string(target->pid);
+	const fs::path rules = fs::temp_directory_path() / ("apsh_cli_vm_rules." + std::to_string(::getpid()) + ".yar");
+	std::ofstream(rules) << "rule heap_marker { strings: $a = \"APSH_HEAP_MARKER_5e1f0d2c\" condition: $a }\n";
+	std::set<uint32_t> matched;
+	for (const Json &row :
+	     apsh_json({"yara", "--memory", "pid:" + pid_, "--rules", rules.string(), "--monotonic", "--no-progress"}))
+		matched.insert(row.at("pid").get<uint32_t>());
+	fs::remove(rules);
+	EXPECT_TRUE(matched.count(target->pid));
+
+	ASSERT_FALSE(root_.empty());
+	const fs::path map = fs::temp_directory_path() / ("apsh_cli_vm_map." + std::to_string(::getpid()) + ".json");
+	const Result built =
+	    run(SOFTDPU_EXEC_HASH_TOOL, {"--root", root_, root_ + "/bin/apsh_target", "-o", map.string()});
+	ASSERT_EQ(built.status, 0) << built.err;
+	bool text_matches = false;
+	for (const Json &row : apsh_json({"attest", "--memory", "qemu-name:" + name_, "--hash-map", map.string(),
+					  "--pid", pid, "--no-progress"}))
+		if (row.at("path") == "/bin/apsh_target" && row.at("protection") == "r-x")
+			text_matches = row.at("matching_hashes").get<uint64_t>() == row.at("pages").get<uint64_t>() &&
+				       row.at("pages").get<uint64_t>() > 0;
+	fs::remove(map);
+	EXPECT_TRUE(text_matches);
+}
+
+TEST_F(ApshCliVm, EveryQueryThroughThePidAndTheNameMatchesGroundTruth)
+{
+	for (const std::string &memory : {"pid:" + pid_, "qemu-name:" + name_}) {
+		SCOPED_TRACE(memory);
+		const auto processes = by_pid(apsh_json({"ps", "--memory", memory}));
+		size_t compared = 0;
+		for (const auto *gt : truth_->stable_processes()) {
+			if (gt->comm.starts_with("kworker/"))
+				continue;
+			auto it = processes.find(gt->pid);
+			ASSERT_NE(it, processes.end()) << "pid " << gt->pid << " (" << gt->comm << ") missing";
+			EXPECT_EQ(it->second.at("comm"), gt->comm.substr(0, 15)) << gt->pid;
+			EXPECT_EQ(it->second.at("ppid"), gt->ppid) << gt->pid;
+			EXPECT_EQ(it->second.at("uid"), gt->uid) << gt->pid;
+			++compared;
+		}
+		EXPECT_GT(compared, 10u);
+
+		bool dummy = false;
+		for (const Json &row : apsh_json({"modules", "--memory", memory}))
+			dummy = dummy || row.at("name") == "dummy";
+		EXPECT_TRUE(dummy);
+
+		const auto *target = truth_->target("apsh_target");
+		ASSERT_NE(target, nullptr);
+		const std::string pid = std::to_string(target->pid);
+		std::map<uint32_t, std::string> threads;
+		for (const Json &row : apsh_json({"threads", "--memory", memory, "--pid", pid}))
+			threads[row.at("tid").get<uint32_t>()] = row.at("thread_name").get<std::string>();
+		for (const auto &[tid, thread_name] : target->threads)
+			EXPECT_EQ(threads[tid], thread_name.substr(0, 15)) << tid;
+
+		EXPECT_EQ(apsh_json({"vads", "--memory", memory, "--pid", pid}).size(),
+			  truth_->maps.at(target->pid).size());
+		bool libc = false;
+		for (const Json &row : apsh_json({"libs", "--memory", memory, "--pid", pid}))
+			libc = libc || row.at("path").get<std::string>().find("libc.so") != std::string::npos;
+		EXPECT_TRUE(libc);
+		bool marker = false;
+		for (const Json &row : apsh_json({"envars", "--memory", memory, "--pid", pid}))
+			marker = marker || (row.at("variable") == "APSH_DYN_MARKER" &&
+					    row.at("value") == "apsh_dyn_env_d00dfeed");
+		EXPECT_TRUE(marker);
+		std::set<std::pair<std::string, uint16_t>> listening;
+		for (const Json &row : apsh_json({"netscan", "--memory", memory, "--pid", pid}))
+			listening.emplace(row.at("protocol").get<std::string>(), row.at("local_port").get<uint16_t>());
+		EXPECT_TRUE(listening.count({"TCPv4", 4444}));
+		EXPECT_TRUE(listening.count({"UDPv4", 5353}));
+		char rwx_start[24];
+		std::snprintf(rwx_start, sizeof(rwx_start), "0x%llx",
+			      static_cast<unsigned long long>(target->rwx.start));
+		bool rwx = false;
+		for (const Json &row : apsh_json({"injections", "--memory", memory, "--pid", pid}))
+			rwx = rwx || row.at("start") == rwx_start;
+		EXPECT_TRUE(rwx);
+	}
+}
+
+TEST_F(ApshCliVm, QmpLayoutAndConsistentModeGiveTheSameProcesses)
+{
+	const auto plain = by_pid(apsh_json({"ps", "--memory", "pid:" + pid_}));
+	const Result consistent = apsh({"ps", "--memory", "pid:" + pid_, "--qmp", qmp_, "--consistent", "--json"});
+	ASSERT_EQ(consistent.status, 0) << consistent.err;
+	EXPECT_NE(consistent.err.find("the guest was paused for"), std::string::npos) << consistent.err;
+	const auto paused = by_pid(Json::parse(consistent.out));
+	for (const auto *gt : truth_->stable_processes()) {
+		if (gt->kernel_thread)
+			continue;
+		EXPECT_TRUE(plain.count(gt->pid)) << gt->pid;
+		EXPECT_TRUE(paused.count(gt->pid)) << gt->pid;
+	}
+	// It resumed the guest: a second pause finds it running again (and says so).
+	const Result again = apsh({"modules", "--memory", "qemu-name:" + name_ + ",qmp=" + qmp_, "--consistent"});
+	ASSERT_EQ(again.status, 0) << again.err;
+	EXPECT_NE(again.err.find("the guest was paused for"), std::string::npos) << again.err;
+}

@@ -108,6 +108,15 @@ Status memory_source_of(const doca_dev_rep &rep, SourceSpec &out)
 	case device::MemoryKind::lime:
 		out.kind = SourceKind::lime;
 		break;
+	case device::MemoryKind::qemu_pid:
+		out.kind = SourceKind::qemu_pid;
+		break;
+	case device::MemoryKind::qemu_name:
+		out.kind = SourceKind::qemu_name;
+		break;
+	case device::MemoryKind::libvirt:
+		out.kind = SourceKind::libvirt_domain;
+		break;
 	}
 	out.path = source->path;
 	out.qmp_socket = source->qmp_socket;
@@ -394,14 +403,15 @@ doca_error_t System::start()
 	}
 	if (!status.ok() || guest == nullptr) {
 		// The reader's reasons usually name the file already.
-		if (status.reason.starts_with(source.path + ":"))
+		const std::string label = source_label(source);
+		if (status.reason.starts_with(label + ":"))
 			SDK_LOG_ERR("doca_apsh_system_start: %s", status.reason.c_str());
 		else
-			SDK_LOG_ERR("doca_apsh_system_start: %s: %s", source.path.c_str(),
+			SDK_LOG_ERR("doca_apsh_system_start: %s: %s", label.c_str(),
 				    status.reason.empty() ? "cannot open the system" : status.reason.c_str());
 		return DOCA_ERROR_INITIALIZATION;
 	}
-	SDK_LOG_INFO("App Shield system on %s: %s", source.path.c_str(), guest->describe().c_str());
+	SDK_LOG_INFO("App Shield system on %s: %s", source_label(source).c_str(), guest->describe().c_str());
 	guest_ = std::move(guest);
 	return DOCA_SUCCESS;
 }

@@ -21,11 +21,11 @@ Status LinuxSystem::open(const SourceSpec &source_spec, const KernelHints &hints
 	if (Status failure = source.failure(); !failure.ok())
 		return failure;
 	if (!status.ok())
-		return Status{status.code, source_spec.path + ": " + status.reason};
+		return Status{status.code, source_label(source_spec) + ": " + status.reason};
 	std::unique_ptr<os::GuestLinux> system;
 	status = os::GuestLinux::create(std::move(memory), std::move(image), limits, system);
 	if (!status.ok())
-		return Status{status.code, source_spec.path + ": " + status.reason};
+		return Status{status.code, source_label(source_spec) + ": " + status.reason};
 	out = std::move(system);
 	return Status::success();
 }

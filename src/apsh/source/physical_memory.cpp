@@ -1,5 +1,6 @@
 #include "apsh/source/physical_memory.hpp"
 
+#include "apsh/source/qemu_process.hpp"
 #include "apsh/source/qmp.hpp"
 #include "common/bytes.hpp"
 #include "common/regular_file.hpp"
@@ -315,11 +316,46 @@ Status PhysicalMemory::over_bytes(std::span<const uint8_t> bytes, std::vector<Ra
 Status PhysicalMemory::open(const SourceSpec &spec, std::unique_ptr<PhysicalMemory> &out)
 {
 	std::unique_ptr<PhysicalMemory> memory(new PhysicalMemory());
-	memory->file_ = std::make_unique<ImageFile>();
-	const ImageFile &file = *memory->file_;
-	Status status = memory->file_->open(spec.path);
+	if (spec.kind == SourceKind::qemu_pid || spec.kind == SourceKind::qemu_name ||
+	    spec.kind == SourceKind::libvirt_domain) {
+		std::unique_ptr<QemuProcessMemory> process;
+		std::vector<RamRange> ranges;
+		Status opened = open_qemu_process(spec, process, ranges);
+		if (!opened.ok())
+			return opened;
+		if (!spec.ranges.empty()) {
+			// The caller's GPA ranges only restrict what may be read; the HVAs stay QEMU's.
+			std::vector<RamRange> restricted;
+			for (const RamRange &want : spec.ranges)
+				for (const RamRange &have : ranges) {
+					const uint64_t start = std::max(want.gpa_start, have.gpa_start);
+					const uint64_t end = std::min(want.gpa_end, have.gpa_end);
+					if (start < end)
+						restricted.push_back(
+						    {start, end, have.file_offset + (start - have.gpa_start)});
+				}
+			if (restricted.empty())
+				return error(DOCA_ERROR_INVALID_VALUE,
+					     process->describe() + ": memory regions: none of them is guest RAM");
+			ranges = std::move(restricted);
+		}
+		// Sorted and non-overlapping, as every source's ranges (offsets are host addresses).
+		Status valid = validate_ranges(ranges, UINT64_MAX);
+		if (!valid.ok())
+			return error(valid.code, process->describe() + ": " + valid.reason);
+		memory->kind_name_ = "QEMU process";
+		memory->process_id_ = process->pid();
+		memory->ranges_ = std::move(ranges);
+		memory->file_ = std::move(process);
+		out = std::move(memory);
+		return Status::success();
+	}
+	auto image = std::make_unique<ImageFile>();
+	Status status = image->open(spec.path);
 	if (!status.ok())
 		return status;
+	const ImageFile &file = *image;
+	memory->file_ = std::move(image);
 	const uint64_t size = file.size();
 	const std::string &path = spec.path;
 	// The header parsers read through this; a failed read (the file shrank) is reported as such.
@@ -352,6 +388,9 @@ Status PhysicalMemory::open(const SourceSpec &spec, std::unique_ptr<PhysicalMemo
 		memory->kind_name_ = "LiME";
 		status = parse_lime(size, read_at, layout);
 		break;
+	case SourceKind::qemu_pid: // handled above
+	case SourceKind::qemu_name:
+	case SourceKind::libvirt_domain:
 	case SourceKind::qemu_shared_ram:
 	case SourceKind::raw:
 	case SourceKind::automatic:

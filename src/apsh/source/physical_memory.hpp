@@ -21,21 +21,34 @@
 
 namespace softdpu::apsh::source {
 
+// Where PhysicalMemory's bytes come from: offsets into an image file (ImageFile), or host virtual
+// addresses of a running QEMU process (QemuProcessMemory, qemu_process.hpp). RamRange::file_offset
+// is an offset of this space.
+class ByteSource {
+public:
+	virtual ~ByteSource() = default;
+	// Reads [offset, offset + out.size()). False, with why naming the source, when it no longer
+	// holds all of it (the file shrank, the process exited) or the read fails.
+	virtual bool read(uint64_t offset, std::span<uint8_t> out, std::string &why) const = 0;
+	// The first offset in [offset, end) that may hold data (holes before it read as zeros), or end.
+	virtual uint64_t next_data(uint64_t offset, uint64_t end) const { return offset < end ? offset : end; }
+	// Where the data at offset ends (the next hole, or end).
+	virtual uint64_t data_end(uint64_t /*offset*/, uint64_t end) const { return end; }
+	// The end of the offsets that can be read (the file's size when it was opened).
+	virtual uint64_t size() const = 0;
+};
+
 // A memory image opened for reading: a regular file, or a block device holding an image.
 // Anything else (a FIFO, a character device, a directory) is refused before it is opened.
-class ImageFile {
+class ImageFile : public ByteSource {
 public:
 	Status open(const std::string &path);
-	uint64_t size() const { return size_; } // when it was opened
+	uint64_t size() const override { return size_; } // when it was opened
 	const std::string &path() const { return path_; }
 
-	// Reads [offset, offset + out.size()). False, with why naming the file, when the file no
-	// longer holds all of it (it shrank) or the read fails.
-	bool read(uint64_t offset, std::span<uint8_t> out, std::string &why) const;
-	// The first offset in [offset, end) that may hold data (holes before it read as zeros), or end.
-	uint64_t next_data(uint64_t offset, uint64_t end) const;
-	// Where the data at offset ends (the next hole, or end).
-	uint64_t data_end(uint64_t offset, uint64_t end) const;
+	bool read(uint64_t offset, std::span<uint8_t> out, std::string &why) const override;
+	uint64_t next_data(uint64_t offset, uint64_t end) const override;
+	uint64_t data_end(uint64_t offset, uint64_t end) const override;
 
 private:
 	uint64_t current_size() const;
@@ -83,6 +96,8 @@ class PhysicalMemory {
 public:
 	// Opens the file and works out its RAM ranges (spec.ranges, QMP, the image header, or the
 	// file size for raw/shared RAM). Fails with a reason when the file is not a usable image.
+	// The process kinds (qemu_pid, qemu_name, libvirt_domain) open a running QEMU process instead
+	// (qemu_process.hpp).
 	static Status open(const SourceSpec &spec, std::unique_ptr<PhysicalMemory> &out);
 	// Over bytes the caller keeps alive (tests, fuzzing): offset = file offset.
 	static Status over_bytes(std::span<const uint8_t> bytes, std::vector<RamRange> ranges,
@@ -126,6 +141,8 @@ public:
 	uint64_t total_bytes() const;
 	const CpuHints &cpu_hints() const { return cpu_; }
 	const char *kind_name() const { return kind_name_; }
+	// The QEMU process read by a process source, 0 for files.
+	uint32_t process_id() const { return process_id_; }
 
 private:
 	PhysicalMemory() = default;
@@ -134,11 +151,12 @@ private:
 	bool read_source(uint64_t offset, std::span<uint8_t> out, std::string *why = nullptr) const;
 	void record_failure(const std::string &why) const;
 
-	std::unique_ptr<ImageFile> file_; // null for over_bytes
-	std::span<const uint8_t> bytes_;  // over_bytes only
-	std::vector<RamRange> ranges_;    // sorted by gpa_start, non-overlapping
+	std::unique_ptr<ByteSource> file_; // null for over_bytes
+	std::span<const uint8_t> bytes_;   // over_bytes only
+	std::vector<RamRange> ranges_;     // sorted by gpa_start, non-overlapping
 	CpuHints cpu_;
 	const char *kind_name_ = "raw";
+	uint32_t process_id_ = 0;
 	bool read_cached(uint64_t offset, std::span<uint8_t> out) const;
 
 	// The query cache: direct-mapped file pages, allocated on first use.

@@ -22,6 +22,13 @@ Status error(doca_error_t code, std::string reason)
 	return Status{code, std::move(reason)};
 }
 
+} // namespace
+
+Status error_status(doca_error_t code, std::string reason)
+{
+	return error(code, std::move(reason));
+}
+
 // A connected QMP socket that reads line-delimited JSON replies with a deadline.
 class QmpConnection {
 public:
@@ -112,6 +119,8 @@ private:
 	std::string buffer_;
 };
 
+namespace {
+
 struct MtreePiece {
 	uint64_t start, end; // end exclusive
 	uint64_t offset;
@@ -158,7 +167,7 @@ bool parse_piece(std::string_view line, MtreePiece &piece)
 
 } // namespace
 
-Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out)
+Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out, std::string *backend_name)
 {
 	out.clear();
 	std::vector<MtreePiece> pieces;
@@ -196,6 +205,8 @@ Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out)
 	auto backend = std::max_element(ram_bytes.begin(), ram_bytes.end(), [](const auto &a, const auto &b) {
 			       return a.second < b.second;
 		       })->first;
+	if (backend_name != nullptr)
+		*backend_name = backend;
 	for (const MtreePiece &piece : pieces) {
 		if (piece.name != backend)
 			continue;
@@ -208,9 +219,14 @@ Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out)
 	return Status::success();
 }
 
-Status query_qmp_ram_ranges(const std::string &socket_path, std::vector<RamRange> &out)
+QmpSession::QmpSession() = default;
+QmpSession::~QmpSession() = default;
+
+Status QmpSession::open(const std::string &socket_path)
 {
-	QmpConnection qmp;
+	socket_path_ = socket_path;
+	connection_ = std::make_unique<QmpConnection>();
+	QmpConnection &qmp = *connection_;
 	Status status = qmp.connect(socket_path);
 	nlohmann::json reply;
 	if (status.ok())
@@ -221,16 +237,93 @@ Status query_qmp_ram_ranges(const std::string &socket_path, std::vector<RamRange
 		status = qmp.send(R"({"execute":"qmp_capabilities"})");
 	if (status.ok())
 		status = qmp.receive(reply);
+	if (status.ok() && !reply.contains("return"))
+		status = error(DOCA_ERROR_IO_FAILED, "QMP refused qmp_capabilities: " + reply.dump());
+	if (!status.ok())
+		connection_.reset();
+	return status;
+}
+
+Status QmpSession::hmp(const std::string &command_line, std::string &out)
+{
+	if (!connection_)
+		return error(DOCA_ERROR_BAD_STATE, "QMP session is not open");
+	nlohmann::json command = {{"execute", "human-monitor-command"},
+				  {"arguments", {{"command-line", command_line}}}};
+	nlohmann::json reply;
+	Status status = connection_->send(command.dump());
 	if (status.ok())
-		status =
-		    qmp.send(R"({"execute":"human-monitor-command","arguments":{"command-line":"info mtree -f"}})");
-	if (status.ok())
-		status = qmp.receive(reply);
+		status = connection_->receive(reply);
 	if (!status.ok())
 		return status;
 	if (!reply.contains("return") || !reply["return"].is_string())
-		return error(DOCA_ERROR_IO_FAILED, "QMP refused `info mtree -f`: " + reply.dump());
-	return parse_mtree_ram_ranges(reply["return"].get<std::string>(), out);
+		return error(DOCA_ERROR_IO_FAILED, "QMP refused `" + command_line + "`: " + reply.dump());
+	out = reply["return"].get<std::string>();
+	return Status::success();
+}
+
+Status QmpSession::execute(const std::string &name, std::string *out)
+{
+	if (!connection_)
+		return error(DOCA_ERROR_BAD_STATE, "QMP session is not open");
+	nlohmann::json command = {{"execute", name}};
+	nlohmann::json reply;
+	Status status = connection_->send(command.dump());
+	if (status.ok())
+		status = connection_->receive(reply);
+	if (!status.ok())
+		return status;
+	if (!reply.contains("return"))
+		return error(DOCA_ERROR_IO_FAILED, "QMP refused `" + name + "`: " + reply.dump());
+	if (out != nullptr)
+		*out = reply["return"].dump();
+	return Status::success();
+}
+
+Status query_qmp_ram_ranges(const std::string &socket_path, std::vector<RamRange> &out)
+{
+	QmpSession qmp;
+	Status status = qmp.open(socket_path);
+	std::string text;
+	if (status.ok())
+		status = qmp.hmp("info mtree -f", text);
+	if (!status.ok())
+		return status;
+	return parse_mtree_ram_ranges(text, out);
 }
 
 } // namespace softdpu::apsh::source
+
+namespace softdpu::apsh {
+
+Status pause_qemu_guest(const std::string &qmp_socket, bool &was_running)
+{
+	was_running = false;
+	source::QmpSession qmp;
+	Status status = qmp.open(qmp_socket);
+	std::string reply;
+	if (status.ok())
+		status = qmp.execute("query-status", &reply);
+	if (!status.ok())
+		return status;
+	auto parsed = nlohmann::json::parse(reply, nullptr, false);
+	if (!parsed.is_object() || !parsed.contains("running") || !parsed["running"].is_boolean())
+		return source::error_status(DOCA_ERROR_IO_FAILED, "QMP query-status answered " + reply);
+	if (!parsed["running"].get<bool>())
+		return Status::success();
+	status = qmp.execute("stop");
+	if (status.ok())
+		was_running = true;
+	return status;
+}
+
+Status resume_qemu_guest(const std::string &qmp_socket)
+{
+	source::QmpSession qmp;
+	Status status = qmp.open(qmp_socket);
+	if (status.ok())
+		status = qmp.execute("cont");
+	return status;
+}
+
+} // namespace softdpu::apsh

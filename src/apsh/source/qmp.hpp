@@ -5,17 +5,39 @@
 
 #include "apsh/introspection.hpp"
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace softdpu::apsh::source {
 
+class QmpConnection;
+
+Status error_status(doca_error_t code, std::string reason);
+
+// A negotiated QMP session (greeting and qmp_capabilities done); every wait is bounded.
+class QmpSession {
+public:
+	QmpSession();
+	~QmpSession();
+	Status open(const std::string &socket_path);
+	// Runs an HMP command through human-monitor-command; its text in out.
+	Status hmp(const std::string &command_line, std::string &out);
+	// Runs a QMP command without arguments; its "return" value as JSON text in out (may be null).
+	Status execute(const std::string &command, std::string *out = nullptr);
+
+private:
+	std::unique_ptr<QmpConnection> connection_;
+	std::string socket_path_;
+};
+
 // Connects, negotiates and parses; every socket wait is bounded (a few seconds).
 Status query_qmp_ram_ranges(const std::string &socket_path, std::vector<RamRange> &out);
 
 // Parses `info mtree -f` text: the RAM backend's pieces in the "memory" address space, merged
 // where contiguous. Fails when the text has no such view.
-Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out);
+// backend, when not null, receives the RAM backend's name (the RAM block's id).
+Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out, std::string *backend = nullptr);
 
 } // namespace softdpu::apsh::source

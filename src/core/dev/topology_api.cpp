@@ -208,6 +208,8 @@ doca_error_t softdpu_memory_source_check(const char *spec, char *path, size_t pa
 			return DOCA_ERROR_INVALID_VALUE;
 		}
 		if (path != nullptr) {
+			if (softdpu::device::is_process_kind(source->kind))
+				source->path.clear(); // a running QEMU process: no file
 			if (source->path.size() >= path_size) {
 				copy_error("memory source path too long", error, error_size);
 				return DOCA_ERROR_INVALID_VALUE;

@@ -124,6 +124,58 @@ TEST(TopologyMemory, SpecStrings)
 	EXPECT_FALSE(parse_memory_source_spec("qemu_shared_ram:/x,qmp=", error));
 }
 
+// Running QEMU processes: by PID, -name and libvirt domain, each with an optional QMP socket.
+TEST(TopologyMemory, ProcessKinds)
+{
+	std::string error;
+	auto source = parse_memory_source_spec("pid:4321", error);
+	ASSERT_TRUE(source) << error;
+	EXPECT_EQ(source->kind, MemoryKind::qemu_pid);
+	EXPECT_EQ(source->path, "4321");
+	EXPECT_TRUE(is_process_kind(source->kind));
+	source = parse_memory_source_spec("qemu-name:vm 1,qmp=/run/vm1.qmp", error);
+	ASSERT_TRUE(source) << error;
+	EXPECT_EQ(source->kind, MemoryKind::qemu_name);
+	EXPECT_EQ(source->path, "vm 1");
+	EXPECT_EQ(source->qmp_socket, "/run/vm1.qmp");
+	source = parse_memory_source_spec("qemu_name:vm1", error);
+	ASSERT_TRUE(source) << error;
+	EXPECT_EQ(source->kind, MemoryKind::qemu_name);
+	source = parse_memory_source_spec("libvirt:web01", error);
+	ASSERT_TRUE(source) << error;
+	EXPECT_EQ(source->kind, MemoryKind::libvirt);
+	EXPECT_STREQ(to_string(MemoryKind::libvirt), "libvirt");
+	EXPECT_STREQ(to_string(MemoryKind::qemu_pid), "pid");
+	EXPECT_FALSE(is_process_kind(MemoryKind::raw));
+
+	EXPECT_FALSE(parse_memory_source_spec("pid:", error));
+	EXPECT_NE(error.find("empty pid value"), std::string::npos) << error;
+	EXPECT_FALSE(parse_memory_source_spec("pid:12x", error));
+	EXPECT_NE(error.find("not a process ID"), std::string::npos) << error;
+	EXPECT_FALSE(parse_memory_source_spec("pid:0", error));
+	EXPECT_FALSE(parse_memory_source_spec("pid:99999999999999999999999", error));
+	EXPECT_FALSE(parse_memory_source_spec("libvirt:a/b", error));
+	EXPECT_NE(error.find("'/'"), std::string::npos) << error;
+	EXPECT_FALSE(parse_memory_source_spec(std::string("qemu-name:a\nb"), error));
+	EXPECT_FALSE(parse_memory_source_spec("qemu-name:" + std::string(256, 'x'), error));
+
+	// The topology takes the same kinds, with the PID, name or domain as "path".
+	auto result =
+	    Topology::parse(document(R"({"kind": "libvirt", "path": "web01", "qmp": "/run/w.qmp"})"), "t", Side::dpu);
+	ASSERT_TRUE(result.topology) << result.error;
+	const auto &memory = result.topology->find_representor("hpf0")->memory;
+	ASSERT_TRUE(memory.has_value());
+	EXPECT_EQ(memory->kind, MemoryKind::libvirt);
+	EXPECT_EQ(memory->path, "web01");
+	EXPECT_EQ(memory->qmp_socket, "/run/w.qmp");
+	result = Topology::parse(document(R"({"kind": "qemu-name", "path": "vm1"})"), "t", Side::dpu);
+	ASSERT_TRUE(result.topology) << result.error;
+	result = Topology::parse(document(R"({"kind": "pid", "path": "12x"})"), "file.json", Side::dpu);
+	EXPECT_FALSE(result.topology);
+	EXPECT_NE(result.error.find("file.json: $.dpu.representors[0].memory.path"), std::string::npos) << result.error;
+	EXPECT_NE(result.error.find("not a process ID"), std::string::npos) << result.error;
+}
+
 TEST(TopologyMemory, EnvironmentOverride)
 {
 	std::string error;

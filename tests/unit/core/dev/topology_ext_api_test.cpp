@@ -207,4 +207,13 @@ TEST(TopologyExtApiFiles, MemorySourceCheckUsesTheOneVocabulary)
 	EXPECT_EQ(softdpu_memory_source_check("raw:/long/path", short_path, sizeof(short_path), nullptr, 0),
 		  DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(softdpu_memory_source_check(nullptr, nullptr, 0, error, sizeof(error)), DOCA_ERROR_INVALID_VALUE);
+	// A running QEMU: no file, so an empty path.
+	std::strcpy(path, "stale");
+	EXPECT_EQ(softdpu_memory_source_check("pid:4321,qmp=/run/q", path, sizeof(path), error, sizeof(error)),
+		  DOCA_SUCCESS);
+	EXPECT_STREQ(path, "");
+	EXPECT_EQ(softdpu_memory_source_check("libvirt:web01", path, sizeof(path), error, sizeof(error)), DOCA_SUCCESS);
+	EXPECT_EQ(softdpu_memory_source_check("pid:x", path, sizeof(path), error, sizeof(error)),
+		  DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(std::strstr(error, "not a process ID"), nullptr) << error;
 }

@@ -1,0 +1,472 @@
+// The QEMU process source (src/apsh/source/qemu_process.*): its parsers (/proc/PID/maps, the
+// command line, `info ramblock`), the x86 PC layout rules, and real QEMU processes started paused
+// (-S, no guest code runs): the derived layout against QMP's answer, reads of bytes QEMU's generic
+// loader put into guest RAM, and the errors (not QEMU, no such process, another user, exit while
+// being read). The real-QEMU tests skip without qemu-system-x86_64.
+#include "apsh/source/physical_memory.hpp"
+#include "apsh/source/qemu_process.hpp"
+#include "apsh/source/qmp.hpp"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace softdpu::apsh;
+using namespace softdpu::apsh::source;
+
+namespace {
+
+namespace fs = std::filesystem;
+constexpr uint64_t MiB = 1ull << 20;
+constexpr uint64_t GiB = 1ull << 30;
+
+std::string cmdline(std::initializer_list<std::string> args)
+{
+	std::string text;
+	for (const std::string &arg : args)
+		text += arg + std::string(1, '\0');
+	return text;
+}
+
+QemuCommandLine parsed(std::initializer_list<std::string> args)
+{
+	QemuCommandLine out;
+	const Status status = parse_qemu_cmdline(cmdline(args), out);
+	EXPECT_TRUE(status.ok()) << status.reason;
+	return out;
+}
+
+std::vector<RamRange> layout(std::initializer_list<std::string> args)
+{
+	std::vector<RamRange> out;
+	const Status status = x86_pc_ram_layout(parsed(args), out);
+	EXPECT_TRUE(status.ok()) << status.reason;
+	return out;
+}
+
+void expect_ranges(const std::vector<RamRange> &got, const std::vector<RamRange> &want)
+{
+	ASSERT_EQ(got.size(), want.size());
+	for (size_t i = 0; i < got.size(); i++) {
+		EXPECT_EQ(got[i].gpa_start, want[i].gpa_start) << i;
+		EXPECT_EQ(got[i].gpa_end, want[i].gpa_end) << i;
+		EXPECT_EQ(got[i].file_offset, want[i].file_offset) << i;
+	}
+}
+
+} // namespace
+
+TEST(QemuProcessParsers, Sizes)
+{
+	EXPECT_EQ(parse_qemu_size("256", MiB), 256 * MiB);
+	EXPECT_EQ(parse_qemu_size("256M", MiB), 256 * MiB);
+	EXPECT_EQ(parse_qemu_size("4G", MiB), 4 * GiB);
+	EXPECT_EQ(parse_qemu_size("1.5G", MiB), 3 * GiB / 2);
+	EXPECT_EQ(parse_qemu_size("4194304k", MiB), 4 * GiB);
+	EXPECT_EQ(parse_qemu_size("2147483648", 1), 2 * GiB);
+	EXPECT_FALSE(parse_qemu_size("", MiB));
+	EXPECT_FALSE(parse_qemu_size("12Q", MiB));
+	EXPECT_FALSE(parse_qemu_size("1.5", MiB));
+	EXPECT_FALSE(parse_qemu_size("99999999999999999999G", MiB));
+	EXPECT_FALSE(parse_qemu_size("17179869184T", MiB));
+}
+
+TEST(QemuProcessParsers, CommandLine)
+{
+	QemuCommandLine plain =
+	    parsed({"/usr/bin/qemu-system-x86_64", "-m", "300", "-name", "myvm", "-display", "none"});
+	EXPECT_TRUE(is_qemu_program(plain.program));
+	EXPECT_EQ(plain.ram_bytes, 300 * MiB);
+	EXPECT_TRUE(plain.ram_given);
+	EXPECT_EQ(plain.name, "myvm");
+	EXPECT_EQ(plain.machine, "");
+
+	// libvirt's style: -name guest=,  -machine type,key=value, -m size=..k, a JSON backend object.
+	QemuCommandLine libvirt = parsed(
+	    {"/usr/bin/qemu-system-x86_64", "-name", "guest=web,,1,debug-threads=on", "-machine",
+	     "pc-q35-7.2,usb=off,dump-guest-core=off,memory-backend=pc.ram,max-ram-below-4g=1G", "-m", "size=4194304k",
+	     "-object", R"({"qom-type":"memory-backend-ram","id":"pc.ram","size":4294967296})"});
+	EXPECT_EQ(libvirt.name, "web,1");
+	EXPECT_EQ(libvirt.machine, "pc-q35-7.2");
+	EXPECT_EQ(libvirt.max_ram_below_4g, 1 * GiB);
+	EXPECT_EQ(libvirt.memory_backend, "pc.ram");
+	EXPECT_EQ(libvirt.ram_bytes, 4 * GiB);
+
+	// A backend object given the QEMU way, no -m.
+	QemuCommandLine backend = parsed({"qemu-system-x86_64", "--machine", "type=q35,memory-backend=m0", "-object",
+					  "memory-backend-memfd,id=m0,size=2G,share=on"});
+	EXPECT_EQ(backend.machine, "q35");
+	EXPECT_EQ(backend.ram_bytes, 2 * GiB);
+
+	// No -m: QEMU's default 128 MiB.
+	QemuCommandLine none = parsed({"qemu-kvm", "-M", "pc"});
+	EXPECT_EQ(none.ram_bytes, 128 * MiB);
+	EXPECT_FALSE(none.ram_given);
+
+	EXPECT_FALSE(is_qemu_program("/bin/sleep"));
+	EXPECT_FALSE(is_qemu_program("qemu-img"));
+	QemuCommandLine bad;
+	EXPECT_FALSE(parse_qemu_cmdline(cmdline({"qemu-system-x86_64", "-m", "lots"}), bad).ok());
+	EXPECT_FALSE(parse_qemu_cmdline("", bad).ok());
+}
+
+// QEMU 7.2's pc_init1 and pc_q35_init rules for RAM below and above 4 GiB.
+TEST(QemuProcessLayout, PcAndQ35Rules)
+{
+	expect_ranges(layout({"qemu-system-x86_64", "-m", "256"}), {{0, 256 * MiB, 0}});
+	// pc: under 3.5 GiB everything stays below 4 GiB (3.25 GiB included).
+	expect_ranges(layout({"qemu-system-x86_64", "-m", "3328M"}), {{0, 3328 * MiB, 0}});
+	// pc: from 3.5 GiB on, 3 GiB below and the rest from 4 GiB.
+	expect_ranges(layout({"qemu-system-x86_64", "-m", "3584M"}),
+		      {{0, 3 * GiB, 0}, {4 * GiB, 4 * GiB + 512 * MiB, 3 * GiB}});
+	expect_ranges(layout({"qemu-system-x86_64", "-m", "8G", "-machine", "pc-i440fx-7.2"}),
+		      {{0, 3 * GiB, 0}, {4 * GiB, 9 * GiB, 3 * GiB}});
+	// q35: up to 2.75 GiB below, else 2 GiB below.
+	expect_ranges(layout({"qemu-system-x86_64", "-m", "2G", "-machine", "q35"}), {{0, 2 * GiB, 0}});
+	expect_ranges(layout({"qemu-system-x86_64", "-m", "2816M", "-machine", "q35"}),
+		      {{0, 2 * GiB, 0}, {4 * GiB, 4 * GiB + 768 * MiB, 2 * GiB}});
+	// max-ram-below-4g lowers the split.
+	expect_ranges(layout({"qemu-system-x86_64", "-m", "2G", "-machine", "q35,max-ram-below-4g=1G"}),
+		      {{0, 1 * GiB, 0}, {4 * GiB, 5 * GiB, 1 * GiB}});
+	expect_ranges(layout({"qemu-system-x86_64", "-m", "2G", "-machine", "pc,max-ram-below-4g=1G"}),
+		      {{0, 1 * GiB, 0}, {4 * GiB, 5 * GiB, 1 * GiB}});
+
+	std::vector<RamRange> out;
+	const Status status = x86_pc_ram_layout(parsed({"qemu-system-x86_64", "-M", "microvm"}), out);
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_NE(status.reason.find("give the QMP socket"), std::string::npos) << status.reason;
+}
+
+TEST(QemuProcessParsers, MapsAndRamMapping)
+{
+	const std::string text =
+	    "555558332000-555558739000 r--p 00000000 fe:00 10977356   /usr/bin/qemu-system-x86_64\n"
+	    "55555ec71000-55555faf8000 rw-p 00000000 00:00 0                          [heap]\n"
+	    "7f2489200000-7f249be00000 rw-p 00000000 00:00 0 \n"
+	    "7f24a4000000-7f24e3fff000 rwxp 00000000 00:00 0\n"
+	    "7f24eb600000-7f24ebe00000 rw-p 00000000 00:00 0\n"
+	    "7f24ec000000-7f24ec800000 rw-s 00000000 00:01 1234      /memfd:ram0 (deleted)\n";
+	std::vector<ProcMapping> maps;
+	ASSERT_TRUE(parse_proc_maps(text, maps).ok());
+	ASSERT_EQ(maps.size(), 6u);
+	EXPECT_EQ(maps[0].path, "/usr/bin/qemu-system-x86_64");
+	EXPECT_EQ(maps[1].path, "[heap]");
+	EXPECT_EQ(maps[2].path, "");
+	EXPECT_EQ(maps[2].end - maps[2].start, 300 * MiB);
+	EXPECT_EQ(maps[5].path, "/memfd:ram0 (deleted)");
+
+	uint64_t address = 0;
+	ASSERT_TRUE(find_ram_mapping(maps, 300 * MiB, address).ok());
+	EXPECT_EQ(address, 0x7f2489200000u);
+	// Two 8 MiB candidates (an anonymous one and a shared memfd): ambiguous, named.
+	Status status = find_ram_mapping(maps, 8 * MiB, address);
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_SUPPORTED);
+	EXPECT_NE(status.reason.find("0x7f24eb600000"), std::string::npos) << status.reason;
+	status = find_ram_mapping(maps, 512 * MiB, address);
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_FOUND);
+
+	EXPECT_FALSE(parse_proc_maps("not a maps line\n", maps).ok());
+	EXPECT_FALSE(parse_proc_maps("2000-1000 rw-p 0 00:00 0\n", maps).ok());
+}
+
+TEST(QemuProcessParsers, RamblockTable)
+{
+	const std::string text =
+	    "\r\n              Block Name    PSize              Offset               Used              Total\r\n"
+	    "                  pc.ram    4 KiB  0x0000000000000000 0x0000000012c00000 0x0000000012c00000\r\n"
+	    "    /rom@etc/acpi/tables    4 KiB  0x0000000012c80000 0x0000000000020000 0x0000000000200000\r\n";
+	std::vector<RamBlockInfo> blocks;
+	ASSERT_TRUE(parse_ramblock_table(text, blocks).ok());
+	ASSERT_EQ(blocks.size(), 2u);
+	EXPECT_EQ(blocks[0].name, "pc.ram");
+	EXPECT_EQ(blocks[0].used, 300 * MiB);
+	EXPECT_EQ(blocks[1].name, "/rom@etc/acpi/tables");
+	EXPECT_FALSE(parse_ramblock_table("pc.ram 4 KiB 0x0 0x0 0x0\n", blocks).ok());
+	EXPECT_FALSE(parse_ramblock_table("Block Name\n pc.ram 4 KiB zero 0x0 0x0\n", blocks).ok());
+}
+
+namespace {
+
+// A QEMU started paused (-S): no guest code runs, RAM holds what the generic loader put there.
+class PausedQemu {
+public:
+	PausedQemu(const std::string &machine, const std::string &memory, const std::string &name,
+		   const std::vector<std::pair<std::string, uint64_t>> &loads = {})
+	{
+		static int counter = 0;
+		dir_ = fs::temp_directory_path() /
+		       ("apsh_qemu." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+		fs::create_directories(dir_);
+		std::string command = "qemu-system-x86_64 -S -accel tcg -machine " + machine + " -m " + memory +
+				      " -name " + name + " -display none -nodefaults -qmp unix:" + qmp() +
+				      ",server=on,wait=off -pidfile " + (dir_ / "pid").string() + " -daemonize";
+		for (const auto &[file, address] : loads)
+			command +=
+			    " -device loader,file=" + file + ",addr=" + std::to_string(address) + ",force-raw=on";
+		command += " 2>" + (dir_ / "err").string();
+		started_ = std::system(command.c_str()) == 0;
+		if (started_) {
+			std::ifstream in(dir_ / "pid");
+			in >> pid_;
+		}
+	}
+	~PausedQemu()
+	{
+		kill();
+		std::error_code ignored;
+		fs::remove_all(dir_, ignored);
+	}
+	void kill()
+	{
+		if (pid_ == 0)
+			return;
+		::kill(static_cast<pid_t>(pid_), SIGKILL);
+		// Not our child (daemonized): wait until it is gone.
+		for (int i = 0; i < 500 && ::kill(static_cast<pid_t>(pid_), 0) == 0; i++)
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		pid_ = 0;
+	}
+	bool started() const { return started_ && pid_ != 0; }
+	uint32_t pid() const { return pid_; }
+	std::string qmp() const { return (dir_ / "qmp.sock").string(); }
+	fs::path dir() const { return dir_; }
+
+private:
+	fs::path dir_;
+	bool started_ = false;
+	uint32_t pid_ = 0;
+};
+
+bool have_qemu()
+{
+	return std::system("command -v qemu-system-x86_64 >/dev/null 2>&1") == 0;
+}
+
+std::vector<uint8_t> write_pattern(const fs::path &path, uint32_t seed)
+{
+	std::vector<uint8_t> bytes(8192);
+	std::mt19937 random(seed);
+	for (uint8_t &byte : bytes)
+		byte = static_cast<uint8_t>(random());
+	std::ofstream(path, std::ios::binary)
+	    .write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+	return bytes;
+}
+
+} // namespace
+
+// The layout derived from the command line and maps covers every RAM piece QMP lists, at the
+// same host address; bytes the generic loader wrote below and above 4 GiB read back.
+TEST(QemuProcessLive, DerivedLayoutMatchesQmpAndReadsGuestRam)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	const fs::path data = fs::temp_directory_path() / ("apsh_pattern." + std::to_string(::getpid()));
+	const auto low = write_pattern(data.string() + ".low", 1);
+	const auto high = write_pattern(data.string() + ".high", 2);
+	struct Case {
+		std::string machine, memory;
+		uint64_t high_address; // 0: none
+	};
+	for (const Case &c : {Case{"pc", "256", 0}, Case{"pc", "3584M", 4 * GiB + 4096},
+			      Case{"q35", "3G", 4 * GiB + 64 * MiB}, Case{"q35", "1G", 0}}) {
+		SCOPED_TRACE(c.machine + " " + c.memory);
+		std::vector<std::pair<std::string, uint64_t>> loads = {{data.string() + ".low", 0x200000}};
+		if (c.high_address != 0)
+			loads.emplace_back(data.string() + ".high", c.high_address);
+		PausedQemu qemu(c.machine, c.memory, "apsh-layout-test", loads);
+		ASSERT_TRUE(qemu.started()) << "qemu did not start";
+
+		std::unique_ptr<QemuProcessMemory> process;
+		std::vector<RamRange> derived, asked;
+		Status status =
+		    open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, process, derived);
+		ASSERT_TRUE(status.ok()) << status.reason;
+		EXPECT_TRUE(process->cross_memory_attach());
+		status = open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), qemu.qmp(), {}}, process,
+					   asked);
+		ASSERT_TRUE(status.ok()) << status.reason;
+		// Every piece QMP lists lies inside a derived range, at the same host address.
+		for (const RamRange &piece : asked) {
+			bool covered = false;
+			for (const RamRange &range : derived)
+				if (piece.gpa_start >= range.gpa_start && piece.gpa_end <= range.gpa_end) {
+					covered = true;
+					EXPECT_EQ(piece.file_offset,
+						  range.file_offset + (piece.gpa_start - range.gpa_start))
+					    << std::hex << piece.gpa_start;
+				}
+			EXPECT_TRUE(covered) << std::hex << piece.gpa_start << "-" << piece.gpa_end;
+		}
+		uint64_t derived_bytes = 0;
+		for (const RamRange &range : derived)
+			derived_bytes += range.gpa_end - range.gpa_start;
+		EXPECT_EQ(derived_bytes, *parse_qemu_size(c.memory, MiB));
+
+		for (const std::string &qmp : {std::string(), qemu.qmp()}) {
+			std::unique_ptr<PhysicalMemory> memory;
+			status =
+			    PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), qmp, {}}, memory);
+			ASSERT_TRUE(status.ok()) << status.reason;
+			EXPECT_EQ(memory->process_id(), qemu.pid());
+			std::vector<uint8_t> got(low.size());
+			ASSERT_TRUE(memory->read(0x200000, got));
+			EXPECT_EQ(got, low);
+			if (c.high_address != 0) {
+				ASSERT_TRUE(memory->read(c.high_address, got));
+				EXPECT_EQ(got, high);
+			}
+		}
+		// By -name as well.
+		std::unique_ptr<PhysicalMemory> by_name;
+		status = PhysicalMemory::open({SourceKind::qemu_name, "apsh-layout-test", "", {}}, by_name);
+		ASSERT_TRUE(status.ok()) << status.reason;
+		EXPECT_EQ(by_name->process_id(), qemu.pid());
+	}
+	fs::remove(data.string() + ".low");
+	fs::remove(data.string() + ".high");
+}
+
+// libvirt: the pid file of the session daemon ($XDG_RUNTIME_DIR/libvirt/qemu/run/DOMAIN.pid).
+TEST(QemuProcessLive, LibvirtDomainByItsPidFile)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	PausedQemu qemu("pc", "128", "apsh-libvirt-test-other-name");
+	ASSERT_TRUE(qemu.started());
+	const fs::path runtime = qemu.dir() / "xdg";
+	fs::create_directories(runtime / "libvirt/qemu/run");
+	std::ofstream(runtime / "libvirt/qemu/run/apsh-domain.pid") << qemu.pid() << "\n";
+	const char *saved = std::getenv("XDG_RUNTIME_DIR");
+	const std::string previous = saved != nullptr ? saved : "";
+	::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
+	std::unique_ptr<PhysicalMemory> memory;
+	const Status status = PhysicalMemory::open({SourceKind::libvirt_domain, "apsh-domain", "", {}}, memory);
+	if (saved != nullptr)
+		::setenv("XDG_RUNTIME_DIR", previous.c_str(), 1);
+	else
+		::unsetenv("XDG_RUNTIME_DIR");
+	ASSERT_TRUE(status.ok()) << status.reason;
+	EXPECT_EQ(memory->process_id(), qemu.pid());
+	EXPECT_EQ(memory->total_bytes(), 128 * MiB);
+}
+
+TEST(QemuProcessLive, ExitWhileReadIsAnErrorNotACrash)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	PausedQemu qemu("pc", "128", "apsh-exit-test");
+	ASSERT_TRUE(qemu.started());
+	std::unique_ptr<PhysicalMemory> memory;
+	Status status = PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, memory);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	std::vector<uint8_t> bytes(4096);
+	ASSERT_TRUE(memory->read(0x100000, bytes));
+	qemu.kill();
+	EXPECT_FALSE(memory->read(0x100000, bytes));
+	const Status failure = memory->failure();
+	EXPECT_EQ(failure.code, DOCA_ERROR_IO_FAILED);
+	EXPECT_NE(failure.reason.find("exited while it was read"), std::string::npos) << failure.reason;
+	// A scan ends with the same error instead of hanging.
+	memory->clear_failure();
+	status = memory->scan({}, [](const ScanWindow &) { return true; });
+	EXPECT_FALSE(status.ok());
+}
+
+TEST(QemuProcessLive, ProcessesThatAreNotQemu)
+{
+	std::unique_ptr<PhysicalMemory> memory;
+	// This test program: not QEMU.
+	Status status = PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(::getpid()), "", {}}, memory);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("is not QEMU"), std::string::npos) << status.reason;
+	// kthreadd: no command line.
+	status = PhysicalMemory::open({SourceKind::qemu_pid, "2", "", {}}, memory);
+	EXPECT_FALSE(status.ok());
+	EXPECT_NE(status.reason.find("not QEMU"), std::string::npos) << status.reason;
+	// A pid no process has (above pid_max's usual 4194304 is refused by the parser; use a dead child).
+	const pid_t child = ::fork();
+	if (child == 0)
+		::_exit(0);
+	::waitpid(child, nullptr, 0);
+	status = PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(child), "", {}}, memory);
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_FOUND);
+	EXPECT_NE(status.reason.find("no process"), std::string::npos) << status.reason;
+	status = PhysicalMemory::open({SourceKind::qemu_name, "no-such-vm-name-here", "", {}}, memory);
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_FOUND);
+	EXPECT_NE(status.reason.find("no running QEMU has -name"), std::string::npos) << status.reason;
+	status = PhysicalMemory::open({SourceKind::libvirt_domain, "no-such-domain-here", "", {}}, memory);
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_FOUND);
+	EXPECT_NE(status.reason.find("is not running here"), std::string::npos) << status.reason;
+}
+
+// Another user's QEMU: the error names both users and the fix.
+TEST(QemuProcessLive, AnotherUsersQemuIsRefusedWithTheCauseAndTheFix)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	if (::geteuid() != 0)
+		GTEST_SKIP() << "needs root to run the reader as another user";
+	PausedQemu qemu("pc", "128", "apsh-perm-test");
+	ASSERT_TRUE(qemu.started());
+	int pipe_fds[2];
+	ASSERT_EQ(::pipe(pipe_fds), 0);
+	const pid_t child = ::fork();
+	if (child == 0) {
+		::close(pipe_fds[0]);
+		if (::setresgid(65534, 65534, 65534) != 0 || ::setresuid(65534, 65534, 65534) != 0)
+			::_exit(3);
+		std::unique_ptr<PhysicalMemory> memory;
+		const Status status =
+		    PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, memory);
+		const std::string text = std::to_string(status.code) + "\n" + status.reason;
+		(void)!::write(pipe_fds[1], text.data(), text.size());
+		::_exit(0);
+	}
+	::close(pipe_fds[1]);
+	std::string text;
+	char buffer[4096];
+	for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof(buffer))) > 0;)
+		text.append(buffer, static_cast<size_t>(n));
+	::close(pipe_fds[0]);
+	int child_status = 0;
+	::waitpid(child, &child_status, 0);
+	ASSERT_TRUE(WIFEXITED(child_status) && WEXITSTATUS(child_status) == 0);
+	EXPECT_EQ(text.substr(0, text.find('\n')), std::to_string(DOCA_ERROR_NOT_PERMITTED)) << text;
+	EXPECT_NE(text.find("runs as root (uid 0)"), std::string::npos) << text;
+	EXPECT_NE(text.find("uid 65534"), std::string::npos) << text;
+	EXPECT_NE(text.find("CAP_SYS_PTRACE"), std::string::npos) << text;
+}
+
+// --consistent's pause and resume over QMP.
+TEST(QemuProcessLive, PauseAndResumeOverQmp)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	PausedQemu qemu("pc", "128", "apsh-pause-test");
+	ASSERT_TRUE(qemu.started());
+	bool was_running = true;
+	// Started with -S: already paused, so pausing reports it did not run.
+	ASSERT_TRUE(pause_qemu_guest(qemu.qmp(), was_running).ok());
+	EXPECT_FALSE(was_running);
+	ASSERT_TRUE(resume_qemu_guest(qemu.qmp()).ok());
+	ASSERT_TRUE(pause_qemu_guest(qemu.qmp(), was_running).ok());
+	EXPECT_TRUE(was_running);
+	QmpSession session;
+	ASSERT_TRUE(session.open(qemu.qmp()).ok());
+	std::string status;
+	ASSERT_TRUE(session.execute("query-status", &status).ok());
+	EXPECT_NE(status.find("\"running\":false"), std::string::npos) << status;
+	EXPECT_EQ(pause_qemu_guest("/nonexistent/qmp.sock", was_running).code, DOCA_ERROR_NOT_CONNECTED);
+}
