@@ -202,6 +202,7 @@ TEST_F(RepresentorPorts, AFailedProbeRemovesEveryPortItMade)
 // net_memif client in this process): frames of 64 to 9000 bytes both ways.
 TEST_F(RepresentorPorts, ARepresentorPortCarriesFramesToAndFromTheHostFunction)
 {
+	allow_memif_disconnect_bug();
 	use_dpu();
 	doca_dev *p0 = open("p0");
 	ASSERT_NE(p0, nullptr);
@@ -259,20 +260,24 @@ private:
 	pid_t pid_ = -1;
 };
 
-// Whether a unix socket bound to `path` listens: a line of /proc/net/unix with the listening flag
-// (__SO_ACCEPTCON, 00010000) and that path.
-bool listening(const std::string &path)
+// How many unix sockets bound to `path` listen: lines of /proc/net/unix with the listening flag
+// (__SO_ACCEPTCON, 00010000) and that path. DPDK 22.11's net_memif keeps the listening socket of a
+// server port open after the port is removed (bound to a path whose file is gone, and inherited by
+// the processes this one starts), so a test counts the listeners before it starts a server and
+// waits for one more.
+int listeners(const std::string &path)
 {
 	std::ifstream table("/proc/net/unix");
 	std::string line;
+	int count = 0;
 	while (std::getline(table, line)) {
 		std::istringstream fields(line);
 		std::string num, refcount, protocol, flags, type, state, inode, bound;
 		if ((fields >> num >> refcount >> protocol >> flags >> type >> state >> inode >> bound) &&
 		    bound == path && flags == "00010000")
-			return true;
+			++count;
 	}
-	return false;
+	return count;
 }
 
 bool wait_link(uint16_t port_id, bool up, int timeout_ms)
@@ -289,6 +294,7 @@ bool wait_link(uint16_t port_id, bool up, int timeout_ms)
 
 TEST_F(RepresentorPorts, APeerThatIsKilledTakesTheLinkDownAndBackUpWhenItReturns)
 {
+	allow_memif_disconnect_bug();
 	use_dpu();
 	doca_dev *p0 = open("p0");
 	ASSERT_NE(p0, nullptr);
@@ -318,6 +324,7 @@ TEST_F(RepresentorPorts, APeerThatIsKilledTakesTheLinkDownAndBackUpWhenItReturns
 // starts, so once a server is back the application restarts the port, and frames flow again.
 TEST_F(RepresentorPorts, AClientPortWhoseServerIsKilledIsDownUntilRestarted)
 {
+	allow_memif_disconnect_bug();
 	doca_dev *pf = open("enp11s0f0np0");
 	ASSERT_NE(pf, nullptr);
 	ASSERT_EQ(doca_dpdk_port_probe(pf, "dv_flow_en=2"), DOCA_SUCCESS);
@@ -326,10 +333,13 @@ TEST_F(RepresentorPorts, AClientPortWhoseServerIsKilledIsDownUntilRestarted)
 	char dir[SOFTDPU_LINK_SOCKET_SIZE];
 	ASSERT_EQ(softdpu_link_get_socket_dir(dir, sizeof(dir), 1), DOCA_SUCCESS);
 	const std::string socket = std::string(dir) + "/hpf0.sock";
+	// A killed server leaves its socket file behind: gone again after the test, whatever happens.
+	const std::unique_ptr<const std::string, void (*)(const std::string *)> leftover(
+	    &socket, [](const std::string *path) { std::filesystem::remove(*path); });
 	// Served: the socket listens (the file alone is there from bind, before listen).
-	const auto wait_served = [&] {
+	const auto wait_served = [&](int before) {
 		for (int i = 0; i < 3000; ++i) {
-			if (listening(socket))
+			if (listeners(socket) > before)
 				return true;
 			usleep(10000);
 		}
@@ -337,9 +347,10 @@ TEST_F(RepresentorPorts, AClientPortWhoseServerIsKilledIsDownUntilRestarted)
 	};
 	std::filesystem::remove(socket);
 	{
+		const int stale = listeners(socket);
 		EchoPeer representor("hpf0");
 		ASSERT_TRUE(representor.running());
-		ASSERT_TRUE(wait_served());
+		ASSERT_TRUE(wait_served(stale));
 		start_port(port);
 		ASSERT_TRUE(wait_link(port, true, 30000)) << "the first server";
 		exchange(port, port, 1500);
@@ -347,9 +358,10 @@ TEST_F(RepresentorPorts, AClientPortWhoseServerIsKilledIsDownUntilRestarted)
 		EXPECT_TRUE(wait_link(port, false, 10000));
 	}
 	std::filesystem::remove(socket); // a killed server leaves its socket file behind
+	const int stale = listeners(socket);
 	EchoPeer representor("hpf0");
 	ASSERT_TRUE(representor.running());
-	ASSERT_TRUE(wait_served());
+	ASSERT_TRUE(wait_served(stale));
 	EXPECT_FALSE(wait_link(port, true, 1000)) << "DPDK's net_memif client connects only in rte_eth_dev_start";
 	ASSERT_EQ(rte_eth_dev_stop(port), 0);
 	ASSERT_EQ(rte_eth_dev_start(port), 0);
@@ -452,6 +464,8 @@ TEST_F(RepresentorPorts, WhatKeepsThePortFromBeingMadeIsADriverError)
 		ASSERT_EQ(doca_dpdk_port_probe(p0, "dv_flow_en=2"), DOCA_SUCCESS);
 		ASSERT_EQ(doca_dpdk_get_first_port_id(p0, &port_id), DOCA_SUCCESS);
 		ASSERT_EQ(rte_eth_dev_close(port_id), 0);
+		expect_eal_error("Failed to attach device on primary process");
+		expect_eal_error("Cannot find plugged device (net_memif_softdpu_p0_s)");
 		EXPECT_EQ(doca_dpdk_port_probe(p0, "dv_flow_en=2"), DOCA_ERROR_DRIVER);
 		EXPECT_EQ(port_named("net_memif_softdpu_p0_s"), -1);
 		// DPDK's failed attach took the stale vdev off its bus as well.
