@@ -9,14 +9,15 @@
 
 #include <gtest/gtest.h>
 
-#include <rte_alarm.h>
 #include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
+#include <rte_interrupts.h>
 #include <rte_log.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -279,23 +281,47 @@ protected:
 		ASSERT_NE(pool, nullptr);
 	}
 
-	// Returns once DPDK's interrupt thread has run a callback posted now: whatever that thread was
-	// doing (a net_memif control channel's disconnect, and the unregistering and freeing of that
-	// channel DPDK does right after the callback returns) is done. DPDK runs alarm callbacks in
-	// that thread (a timerfd on its epoll), one event at a time.
+	// Returns once DPDK's interrupt thread has run a callback for an event made now: whatever that
+	// thread was doing (a net_memif control channel's disconnect, and the unregistering and
+	// freeing of that channel DPDK does right after the callback returns) is done, as the thread
+	// handles one event at a time. The event is a byte on a pipe of this call's own, registered
+	// with the thread for the call only. (Not an alarm: DPDK 22.11's rte_eal_cleanup frees the
+	// alarms' timerfd handle while the thread still watches it, and the thread crashes at exit.)
 	static bool interrupt_thread_idle()
 	{
-		std::atomic<bool> ran{false};
-		const auto mark = [](void *arg) { static_cast<std::atomic<bool> *>(arg)->store(true); };
-		if (rte_eal_alarm_set(1, mark, &ran) != 0)
+		struct Event {
+			int fds[2] = {-1, -1};
+			std::atomic<bool> ran{false};
+		} event;
+		if (pipe2(event.fds, O_NONBLOCK | O_CLOEXEC) != 0)
 			return false;
-		for (int i = 0; i < 5000 && !ran.load(); ++i)
-			usleep(1000);
-		if (!ran.load()) {
-			(void)rte_eal_alarm_cancel(mark, &ran); // never leave it pointing at this frame
-			return false;
+		rte_intr_handle *handle = rte_intr_instance_alloc(RTE_INTR_INSTANCE_F_PRIVATE);
+		const auto callback = [](void *arg) {
+			auto *ev = static_cast<Event *>(arg);
+			char drain[16];
+			while (read(ev->fds[0], drain, sizeof(drain)) > 0) {
+			}
+			ev->ran.store(true);
+		};
+		bool ran = false;
+		if (handle != nullptr && rte_intr_fd_set(handle, event.fds[0]) == 0 &&
+		    rte_intr_type_set(handle, RTE_INTR_HANDLE_EXT) == 0 &&
+		    rte_intr_callback_register(handle, callback, &event) == 0) {
+			const char byte = 1;
+			if (write(event.fds[1], &byte, 1) == 1) {
+				for (int i = 0; i < 5000 && !event.ran.load(); ++i)
+					usleep(1000);
+			}
+			ran = event.ran.load();
+			// -EAGAIN while the callback runs.
+			for (int i = 0; i < 5000 && rte_intr_callback_unregister(handle, callback, &event) == -EAGAIN;
+			     ++i)
+				usleep(1000);
 		}
-		return true;
+		rte_intr_instance_free(handle);
+		close(event.fds[0]);
+		close(event.fds[1]);
+		return ran;
 	}
 
 	// Stops ports one at a time, each once the previous one's disconnect has gone through: the
