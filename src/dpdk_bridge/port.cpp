@@ -7,6 +7,8 @@
 
 #include <softdpu/link.h>
 
+#include <doca_error.h>
+
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
@@ -182,8 +184,19 @@ doca_error_t find_link(const std::string &end, softdpu_link &link, bool &is_mast
 			    end.c_str());
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	if (found != DOCA_SUCCESS) {
+		// The topology cannot be loaded, or the links cannot be made (a socket path too long):
+		// softdpu_link_find logged why. DOCA documents INVALID_VALUE, DRIVER and NO_MEMORY for the
+		// probe; what keeps the port from being made is the driver's business.
+		if (found == DOCA_ERROR_NO_MEMORY)
+			return found;
+		SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: the packet link of %s is unknown (%s; the reason is "
+			    "logged above)",
+			    end.c_str(), doca_error_get_name(found));
+		return DOCA_ERROR_DRIVER;
+	}
 	is_master = master != 0;
-	return found;
+	return DOCA_SUCCESS;
 }
 
 } // namespace
@@ -235,8 +248,14 @@ doca_error_t probe_port(doca_dev &dev, const char *devargs) noexcept
 		}
 		// net_memif wants the socket's directory to exist for either role.
 		char dir[SOFTDPU_LINK_SOCKET_SIZE];
-		if (const doca_error_t made = softdpu_link_get_socket_dir(dir, sizeof(dir), 1); made != DOCA_SUCCESS)
-			return made == DOCA_ERROR_OPERATING_SYSTEM ? DOCA_ERROR_DRIVER : made;
+		if (const doca_error_t made = softdpu_link_get_socket_dir(dir, sizeof(dir), 1); made != DOCA_SUCCESS) {
+			if (made == DOCA_ERROR_NO_MEMORY)
+				return made;
+			SDK_LOG_ERR("DPDK bridge: doca_dpdk_port_probe: the link sockets' directory cannot be made "
+				    "(%s; the reason is logged above)",
+				    doca_error_get_name(made));
+			return DOCA_ERROR_DRIVER;
+		}
 
 		// Ports of closed DPDK devices are forgotten here; room for the new ones is made before any
 		// is created, so that nothing throws once DPDK has them.
@@ -270,13 +289,23 @@ doca_error_t probe_port(doca_dev &dev, const char *devargs) noexcept
 doca_error_t first_port_of(const doca_dev &dev, uint16_t &port_id) noexcept
 {
 	const std::lock_guard lock(ports_mutex);
+	// The device's own port; once that is closed, its first representor port still open (in the
+	// order probed).
+	const Port *first = nullptr;
 	for (const Port &port : ports) {
-		if (port.dev == &dev && is_live(port)) {
-			port_id = port.port_id;
-			return DOCA_SUCCESS;
+		if (port.dev != &dev || !is_live(port))
+			continue;
+		if (!port.representor) {
+			first = &port;
+			break;
 		}
+		if (first == nullptr)
+			first = &port;
 	}
-	return DOCA_ERROR_NOT_FOUND;
+	if (first == nullptr)
+		return DOCA_ERROR_NOT_FOUND;
+	port_id = first->port_id;
+	return DOCA_SUCCESS;
 }
 
 doca_error_t dev_of_port(uint16_t port_id, doca_dev *&dev) noexcept
