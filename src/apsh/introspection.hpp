@@ -192,7 +192,7 @@ public:
 	virtual Status injections(const Process &process, std::vector<Injection> &out) = 0;
 	// Processes grouped by container: by the runtime's container ID where the cgroup path names
 	// one, else by the first of the mount, pid and network namespaces that is not the host's
-	// (init_task's). Host processes are in none. NOT_SUPPORTED when the kernel's BTF lacks the
+	// (init_task's). Host processes and kernel threads are in none. NOT_SUPPORTED when the kernel's BTF lacks the
 	// namespace structures.
 	virtual Status containers(std::vector<Container> &out) = 0;
 

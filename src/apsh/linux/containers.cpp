@@ -73,6 +73,8 @@ std::vector<Container> group_containers(const std::vector<Process> &processes, c
 	std::vector<Container> out;
 	std::map<std::string, size_t> index;
 	for (const Process &process : processes) {
+		if (process.is_kernel_thread)
+			continue; // kdevtmpfs has a mount namespace of its own, and is no container
 		std::string key = process.container_id;
 		if (key.empty()) {
 			if (process.ns.mnt != 0 && process.ns.mnt != host.mnt)

@@ -27,8 +27,8 @@ CgroupContainer container_of_cgroup(std::string_view path);
 
 // Groups processes into containers: by container ID where there is one, else by the first of the
 // mount, pid and network namespaces that differs from the host's ("mnt:[N]", "pid:[N]",
-// "net:[N]"). Processes with neither are the host's and in no container. Containers come in the
-// order of their first process.
+// "net:[N]"). Processes with neither are the host's and in no container, and so are kernel threads. Containers come in
+// the order of their first process.
 std::vector<Container> group_containers(const std::vector<Process> &processes, const Namespaces &host);
 
 } // namespace softdpu::apsh::os
