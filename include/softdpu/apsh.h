@@ -129,8 +129,9 @@ const void *softdpu_apsh_process_attr_get(struct doca_apsh_process *process, enu
 
 enum softdpu_apsh_container_attr {
 	SOFTDPU_APSH_CONTAINER_RUNTIME = 0x53440100, /* "docker", "cri-o", "containerd", "podman", "lxc" or "" */
-	SOFTDPU_APSH_CONTAINER_CGROUP = 0x53440101,  /* the cgroup of its first process */
-	SOFTDPU_APSH_CONTAINER_NS_PID = 0x53440102,  /* namespaces of its first process */
+	/* the cgroup and namespaces of its first process in a pid namespace of its own, else of its first */
+	SOFTDPU_APSH_CONTAINER_CGROUP = 0x53440101,
+	SOFTDPU_APSH_CONTAINER_NS_PID = 0x53440102,
 	SOFTDPU_APSH_CONTAINER_NS_MNT = 0x53440103,
 	SOFTDPU_APSH_CONTAINER_NS_NET = 0x53440104,
 	SOFTDPU_APSH_CONTAINER_PROCESSES = 0x53440105, /* how many processes it has */

@@ -99,8 +99,10 @@ struct Process {
 struct Container {
 	std::string id;      // the runtime's container ID, or "mnt:[N]", "pid:[N]", "net:[N]" without one
 	std::string runtime; // as Process::runtime
-	std::string cgroup;  // the cgroup of the container's first process
-	Namespaces ns;       // the namespaces of the container's first process
+	// The cgroup and namespaces of its first process in a pid namespace of its own, else of its
+	// first process.
+	std::string cgroup;
+	Namespaces ns;
 	std::vector<uint32_t> net_namespaces; // its processes' network namespaces other than the host's
 	std::vector<Process> processes;
 };

@@ -96,6 +96,12 @@ std::vector<Container> group_containers(const std::vector<Process> &processes, c
 			out.push_back(std::move(container));
 		}
 		Container &container = out[it->second];
+		// A runtime's first process (unshare, runc init's parent) may still be in the host's pid
+		// namespace: the container's namespaces are those of its first process inside its own.
+		if (!added && container.ns.pid == host.pid && process.ns.pid != 0 && process.ns.pid != host.pid) {
+			container.ns = process.ns;
+			container.cgroup = process.cgroup;
+		}
 		if (process.ns.net != 0 && process.ns.net != host.net &&
 		    std::find(container.net_namespaces.begin(), container.net_namespaces.end(), process.ns.net) ==
 			container.net_namespaces.end())

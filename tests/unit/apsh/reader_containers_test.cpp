@@ -97,7 +97,7 @@ TEST(ApshContainers, GroupsByIdThenByOwnNamespaces)
 	EXPECT_EQ(containers[0].id, kId);
 	EXPECT_EQ(containers[0].runtime, "docker");
 	EXPECT_EQ(containers[0].cgroup, "/docker/" + kId);
-	EXPECT_EQ(containers[0].ns, half); // its first process's
+	EXPECT_EQ(containers[0].ns, ctr); // its first process's in a pid namespace of its own
 	EXPECT_EQ(containers[0].net_namespaces, std::vector<uint32_t>{13});
 	ASSERT_EQ(containers[0].processes.size(), 2u);
 	EXPECT_EQ(containers[0].processes[1].pid, 11u);
