@@ -295,6 +295,47 @@ TEST_F(ApshCliGuest, ModulesNetscanInjections)
 	EXPECT_TRUE(rwx);
 }
 
+// The guest's init starts three containers (tests/guest/initramfs/init); the Docker-style one is
+// checked against the guest's /proc: its processes are those in its cgroup, its namespaces those of
+// its process that is pid 1 in its own pid namespace.
+TEST_F(ApshCliGuest, ContainersListsTheGuestsContainers)
+{
+	const std::string docker = "/system.slice/docker-";
+	std::string id;
+	std::set<std::string> pids;
+	const softdpu::guest::GtProcess *init = nullptr;
+	for (const auto *process : truth_->stable_processes()) {
+		if (!process->cgroup.starts_with(docker))
+			continue;
+		id = process->cgroup.substr(docker.size(), 64);
+		pids.insert(std::to_string(process->pid));
+		if (process->ns_pid == 1)
+			init = process;
+	}
+	ASSERT_EQ(id.size(), 64u);
+	ASSERT_NE(init, nullptr);
+	const Json rows = apsh_json({"containers", "--memory", raw()});
+	ASSERT_EQ(rows.size(), 3u) << rows.dump();
+	bool found = false;
+	for (const Json &row : rows) {
+		if (row.at("id") != id)
+			continue;
+		found = true;
+		EXPECT_EQ(row.at("runtime"), "docker");
+		std::set<std::string> got;
+		std::stringstream list(row.at("pids").get<std::string>());
+		for (std::string pid; std::getline(list, pid, ',');)
+			got.insert(pid);
+		EXPECT_EQ(got, pids);
+		EXPECT_EQ(row.at("pid_ns").get<uint32_t>(), init->ns.at("pid"));
+		EXPECT_EQ(row.at("mnt_ns").get<uint32_t>(), init->ns.at("mnt"));
+		EXPECT_EQ(row.at("net_ns").get<uint32_t>(), init->ns.at("net"));
+		EXPECT_EQ(row.at("cgroup"), init->cgroup);
+	}
+	EXPECT_TRUE(found) << rows.dump();
+	EXPECT_NE(apsh({"containers", "--memory", raw(), "--pid", "1"}).status, 0);
+}
+
 TEST_F(ApshCliGuest, YaraUserRuleFindsTheMarkerOnlyInTheTarget)
 {
 	const fs::path rules = fs::temp_directory_path() / ("apsh_cli_rules." + std::to_string(::getpid()) + ".yar");
