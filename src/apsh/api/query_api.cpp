@@ -60,7 +60,7 @@ template <typename T> std::unique_ptr<Snapshot<T>> new_snapshot(const std::share
 		return nullptr;
 	auto snapshot = std::unique_ptr<Snapshot<T>>(new (std::nothrow) Snapshot<T>());
 	if (snapshot)
-		snapshot->system = std::move(system);
+		snapshot->system = system;
 	return snapshot;
 }
 
