@@ -44,6 +44,7 @@ struct doca_apsh_sid;
 struct doca_apsh_netscan;
 struct doca_apsh_process_parameters;
 struct doca_apsh_yara;
+struct doca_apsh_container;
 
 /* ---- App Shield context ---- */
 
@@ -269,6 +270,26 @@ void doca_apsh_yara_free(struct doca_apsh_yara **yara_matches);
 DOCA_EXPERIMENTAL
 const void *__doca_apsh_yara_info_get(struct doca_apsh_yara *yara, enum doca_apsh_yara_attr attr);
 #define doca_apsh_yara_info_get(yara, attr) ((attr##_TYPE)(uintptr_t)__doca_apsh_yara_info_get(yara, attr))
+
+/* Containers (added after DOCA 2.5, under the names later DOCA releases give them): the
+ * processes of the system grouped by container, by the container ID the runtime put in the
+ * cgroup path, else by the namespaces they do not share with the host (docs/apsh.md). An empty
+ * array (NULL, size 0) when no process is in a container. NOT_SUPPORTED when the kernel's BTF
+ * lacks the namespace structures; other errors as doca_apsh_processes_get. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_apsh_containers_get(struct doca_apsh_system *system, struct doca_apsh_container ***containers,
+				      int *containers_size);
+DOCA_EXPERIMENTAL
+void doca_apsh_containers_free(struct doca_apsh_container **containers);
+DOCA_EXPERIMENTAL
+const void *__doca_apsh_container_info_get(struct doca_apsh_container *container, enum doca_apsh_container_attr attr);
+#define doca_apsh_container_info_get(container, attr)                                                                  \
+	((attr##_TYPE)(uintptr_t)__doca_apsh_container_info_get(container, attr))
+/* The container's processes as doca_apsh_containers_get found them; freed with
+ * doca_apsh_processes_free, usable with every process query. */
+DOCA_EXPERIMENTAL
+doca_error_t doca_apsh_container_processes_get(struct doca_apsh_container *container,
+					       struct doca_apsh_process ***processes, int *processes_size);
 
 #ifdef __cplusplus
 }

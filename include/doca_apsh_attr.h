@@ -77,6 +77,11 @@ enum doca_apsh_process_attr {
 	DOCA_APSH_PROCESS_LINUX_GID = 2000,
 	DOCA_APSH_PROCESS_LINUX_UID = 2001,
 	DOCA_APSH_PROCESS_LINUX_STATE = 2002,
+	/* Added after DOCA 2.5, under the names and values later DOCA releases give them: the inode
+	 * numbers of the process's namespaces, as /proc/PID/ns/{pid,mnt,net} link to them. */
+	DOCA_APSH_PROCESS_LINUX_NS_PID = 2003,
+	DOCA_APSH_PROCESS_LINUX_NS_MNT = 2004,
+	DOCA_APSH_PROCESS_LINUX_NS_NET = 2005,
 };
 
 typedef uint32_t DOCA_APSH_PROCESS_PID_TYPE;
@@ -89,6 +94,9 @@ typedef uint64_t DOCA_APSH_PROCESS_WINDOWS_EXIT_TIME_TYPE;
 typedef uint32_t DOCA_APSH_PROCESS_LINUX_GID_TYPE;
 typedef uint32_t DOCA_APSH_PROCESS_LINUX_UID_TYPE;
 typedef uint64_t DOCA_APSH_PROCESS_LINUX_STATE_TYPE;
+typedef uint32_t DOCA_APSH_PROCESS_LINUX_NS_PID_TYPE;
+typedef uint32_t DOCA_APSH_PROCESS_LINUX_NS_MNT_TYPE;
+typedef uint32_t DOCA_APSH_PROCESS_LINUX_NS_NET_TYPE;
 
 /* Threads. */
 enum doca_apsh_thread_attr {
@@ -300,6 +308,8 @@ enum doca_apsh_netscan_attr {
 	DOCA_APSH_NETSCAN_REMOTE_PORT = 6,
 	DOCA_APSH_NETSCAN_STATE = 7,
 	DOCA_APSH_NETSCAN_TIME = 8,
+	/* Added after DOCA 2.5 (a later DOCA's name and value): the socket's network namespace. */
+	DOCA_APSH_NETSCAN_LINUX_NET_NAMESPACE = 2005,
 };
 
 typedef uint32_t DOCA_APSH_NETSCAN_PID_TYPE;
@@ -311,6 +321,7 @@ typedef uint16_t DOCA_APSH_NETSCAN_LOCAL_PORT_TYPE;
 typedef uint16_t DOCA_APSH_NETSCAN_REMOTE_PORT_TYPE;
 typedef const char *DOCA_APSH_NETSCAN_STATE_TYPE;
 typedef const char *DOCA_APSH_NETSCAN_TIME_TYPE;
+typedef uint32_t DOCA_APSH_NETSCAN_LINUX_NET_NAMESPACE_TYPE;
 
 /* Process parameters. */
 enum doca_apsh_process_parameters_attr {
@@ -351,6 +362,14 @@ typedef const char *DOCA_APSH_YARA_COMM_TYPE;
 typedef const char *DOCA_APSH_YARA_RULE_TYPE;
 typedef uint64_t DOCA_APSH_YARA_MATCH_WINDOW_ADDR_TYPE;
 typedef uint64_t DOCA_APSH_YARA_MATCH_WINDOW_LEN_TYPE;
+
+/* Containers (added after DOCA 2.5, as later DOCA releases name them; more attributes in
+ * softdpu/apsh.h). */
+enum doca_apsh_container_attr {
+	DOCA_APSH_CONTAINER_ID = 0, /* the runtime's container ID, or "mnt:[N]", "pid:[N]", "net:[N]" */
+};
+
+typedef const char *DOCA_APSH_CONTAINER_ID_TYPE;
 
 #ifdef __cplusplus
 }

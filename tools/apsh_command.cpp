@@ -43,6 +43,7 @@ constexpr const char *kQueryHelp =
     "  modules     kernel modules\n"
     "  envars      environment variables\n"
     "  netscan     TCP/UDP sockets (IPv4 and IPv6)\n"
+    "  containers  processes grouped by container (the cgroup's container ID, else own namespaces)\n"
     "  params      command line and image path\n"
     "  injections  suspected code injections (anonymous executable or writable+executable areas)\n"
     "  attest      attestation of executable areas against a hash map (--hash-map), with a verdict\n"
@@ -83,8 +84,8 @@ struct Options {
 	std::optional<uint32_t> window_size, window_step;
 };
 
-const char *const kQueries[] = {"ps",     "pstree",  "threads", "libs",       "vads",   "modules",
-				"envars", "netscan", "params",  "injections", "attest", "yara"};
+const char *const kQueries[] = {"ps",      "pstree",     "threads", "libs",       "vads",   "modules", "envars",
+				"netscan", "containers", "params",  "injections", "attest", "yara"};
 
 template <typename Integer> Integer parse_number(std::string_view option, std::string_view text)
 {
@@ -242,8 +243,8 @@ void validate(Options &options)
 		fail_usage("--rule and --rules cannot be combined");
 	if (options.query != "pstree" && options.kernel_threads)
 		fail_usage("--kernel-threads only goes with pstree");
-	if (options.query == "modules" && !options.pids.empty())
-		fail_usage("--pid does not apply to modules");
+	if ((options.query == "modules" || options.query == "containers") && !options.pids.empty())
+		fail_usage("--pid does not apply to " + options.query);
 }
 
 // A file the user named must be readable before the SDK sees it, so the error names the option.
@@ -665,6 +666,37 @@ int run_query(const Options &options, Session &session)
 				   text_cell(doca_apsh_netscan_info_get(c, DOCA_APSH_NETSCAN_STATE))});
 		}
 		doca_apsh_netscan_free(connections);
+	} else if (options.query == "containers") {
+		table.columns = {{"ID", "id"},
+				 {"RUNTIME", "runtime"},
+				 {"PIDS", "pids"},
+				 {"PID_NS", "pid_ns", true},
+				 {"MNT_NS", "mnt_ns", true},
+				 {"NET_NS", "net_ns", true},
+				 {"CGROUP", "cgroup"}};
+		doca_apsh_container **containers = nullptr;
+		int count = 0;
+		const doca_error_t status = doca_apsh_containers_get(session.system, &containers, &count);
+		if (status != DOCA_SUCCESS)
+			return fail("containers: " + error_text(status));
+		for (int i = 0; i < count; ++i) {
+			doca_apsh_container *c = containers[i];
+			doca_apsh_process **processes = nullptr;
+			int process_count = 0;
+			std::string pids;
+			if (doca_apsh_container_processes_get(c, &processes, &process_count) == DOCA_SUCCESS) {
+				for (int j = 0; j < process_count; ++j)
+					pids += (j ? "," : "") + std::to_string(pid_of(processes[j]));
+				doca_apsh_processes_free(processes);
+			}
+			table.add({text_cell(doca_apsh_container_info_get(c, DOCA_APSH_CONTAINER_ID)),
+				   text_cell(softdpu_apsh_container_info_get(c, SOFTDPU_APSH_CONTAINER_RUNTIME)), pids,
+				   softdpu_apsh_container_info_get(c, SOFTDPU_APSH_CONTAINER_NS_PID),
+				   softdpu_apsh_container_info_get(c, SOFTDPU_APSH_CONTAINER_NS_MNT),
+				   softdpu_apsh_container_info_get(c, SOFTDPU_APSH_CONTAINER_NS_NET),
+				   text_cell(softdpu_apsh_container_info_get(c, SOFTDPU_APSH_CONTAINER_CGROUP))});
+		}
+		doca_apsh_containers_free(containers);
 	} else if (options.query == "threads") {
 		table.columns = {{"PID", "pid", true},
 				 {"TID", "tid", true},
@@ -960,7 +992,7 @@ int run_apsh(Options &options)
 	}
 	if (int status = start_system(options, session); status != 0)
 		return status;
-	if (options.query != "modules" && options.query != "netscan") {
+	if (options.query != "modules" && options.query != "netscan" && options.query != "containers") {
 		const doca_error_t status =
 		    doca_apsh_processes_get(session.system, &session.processes, &session.process_count);
 		if (status != DOCA_SUCCESS)

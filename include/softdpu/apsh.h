@@ -7,6 +7,7 @@
  * are the same doca_apsh_yara objects (read with doca_apsh_yara_info_get, freed with
  * doca_apsh_yara_free).
  * Exec hash maps: the builder of the files attestation reads (below).
+ * Namespaces and containers: what DOCA's process and container attributes do not cover (below).
  */
 #ifndef SOFTDPU_APSH_H_
 #define SOFTDPU_APSH_H_
@@ -112,6 +113,69 @@ doca_error_t softdpu_apsh_guest_pause(const char *memory_source, bool *was_runni
 /* Sends QMP "cont". Errors as softdpu_apsh_guest_pause. */
 DOCA_EXPERIMENTAL
 doca_error_t softdpu_apsh_guest_resume(const char *memory_source, char *error, size_t error_size);
+
+/*
+ * Namespaces and containers beyond DOCA's attributes (DOCA_APSH_PROCESS_LINUX_NS_PID/MNT/NET and
+ * DOCA_APSH_CONTAINER_ID are in doca_apsh_attr.h). Read like DOCA's attributes:
+ *   uint32_t uts = softdpu_apsh_process_info_get(process, SOFTDPU_APSH_PROCESS_LINUX_NS_UTS);
+ * Values stay valid until the process or container array is freed. Namespaces are inode numbers
+ * as the links in /proc/PID/ns show them, 0 when unknown (an exiting process, a kernel without them).
+ */
+enum softdpu_apsh_process_attr {
+	SOFTDPU_APSH_PROCESS_LINUX_NS_UTS = 0x53440000,
+	SOFTDPU_APSH_PROCESS_LINUX_NS_IPC = 0x53440001,
+	SOFTDPU_APSH_PROCESS_LINUX_NS_USER = 0x53440002,
+	SOFTDPU_APSH_PROCESS_LINUX_NS_CGROUP = 0x53440003,
+	SOFTDPU_APSH_PROCESS_LINUX_NS_PID_NR = 0x53440004,    /* the pid inside its own pid namespace */
+	SOFTDPU_APSH_PROCESS_LINUX_CGROUP = 0x53440005,       /* cgroup v2 path, "/" at the root */
+	SOFTDPU_APSH_PROCESS_LINUX_CONTAINER_ID = 0x53440006, /* the runtime's ID in the cgroup, or "" */
+};
+
+typedef uint32_t SOFTDPU_APSH_PROCESS_LINUX_NS_UTS_TYPE;
+typedef uint32_t SOFTDPU_APSH_PROCESS_LINUX_NS_IPC_TYPE;
+typedef uint32_t SOFTDPU_APSH_PROCESS_LINUX_NS_USER_TYPE;
+typedef uint32_t SOFTDPU_APSH_PROCESS_LINUX_NS_CGROUP_TYPE;
+typedef uint32_t SOFTDPU_APSH_PROCESS_LINUX_NS_PID_NR_TYPE;
+typedef const char *SOFTDPU_APSH_PROCESS_LINUX_CGROUP_TYPE;
+typedef const char *SOFTDPU_APSH_PROCESS_LINUX_CONTAINER_ID_TYPE;
+
+/* NULL (and an SDK error) for a NULL process or an unknown attribute. */
+DOCA_EXPERIMENTAL
+const void *softdpu_apsh_process_attr_get(struct doca_apsh_process *process, enum softdpu_apsh_process_attr attr);
+#define softdpu_apsh_process_info_get(process, attr)                                                                   \
+	((attr##_TYPE)(uintptr_t)softdpu_apsh_process_attr_get(process, attr))
+
+enum softdpu_apsh_container_attr {
+	SOFTDPU_APSH_CONTAINER_RUNTIME = 0x53440100, /* "docker", "cri-o", "containerd", "podman", "lxc" or "" */
+	/* the cgroup and namespaces of its first process in a pid namespace of its own, else of its first */
+	SOFTDPU_APSH_CONTAINER_CGROUP = 0x53440101,
+	SOFTDPU_APSH_CONTAINER_NS_PID = 0x53440102,
+	SOFTDPU_APSH_CONTAINER_NS_MNT = 0x53440103,
+	SOFTDPU_APSH_CONTAINER_NS_NET = 0x53440104,
+	SOFTDPU_APSH_CONTAINER_PROCESSES = 0x53440105, /* how many processes it has */
+};
+
+typedef const char *SOFTDPU_APSH_CONTAINER_RUNTIME_TYPE;
+typedef const char *SOFTDPU_APSH_CONTAINER_CGROUP_TYPE;
+typedef uint32_t SOFTDPU_APSH_CONTAINER_NS_PID_TYPE;
+typedef uint32_t SOFTDPU_APSH_CONTAINER_NS_MNT_TYPE;
+typedef uint32_t SOFTDPU_APSH_CONTAINER_NS_NET_TYPE;
+typedef uint32_t SOFTDPU_APSH_CONTAINER_PROCESSES_TYPE;
+
+/* NULL (and an SDK error) for a NULL container or an unknown attribute. */
+DOCA_EXPERIMENTAL
+const void *softdpu_apsh_container_attr_get(struct doca_apsh_container *container,
+					    enum softdpu_apsh_container_attr attr);
+#define softdpu_apsh_container_info_get(container, attr)                                                               \
+	((attr##_TYPE)(uintptr_t)softdpu_apsh_container_attr_get(container, attr))
+
+/* The container's connections, read afresh as doca_apsh_netscan_get reads them: the sockets in
+ * its processes' network namespaces other than the host's, and those its processes hold in the
+ * host's. Freed with doca_apsh_netscan_free. INVALID_VALUE for NULL arguments; other errors as
+ * doca_apsh_netscan_get. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_container_netscan_get(struct doca_apsh_container *container,
+						struct doca_apsh_netscan ***connections, int *connections_size);
 
 #ifdef __cplusplus
 }

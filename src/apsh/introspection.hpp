@@ -85,6 +85,19 @@ struct Limits {
 	uint32_t string_bytes = 4096;
 };
 
+// A task's namespaces: the inode numbers /proc/PID/ns/* link to ("net:[4026531840]"); 0 when
+// the kernel has no such namespace or the task has none (an exiting task has no nsproxy).
+struct Namespaces {
+	uint32_t pid = 0; // the pid namespace the task itself is in (not pid_for_children)
+	uint32_t mnt = 0;
+	uint32_t net = 0;
+	uint32_t uts = 0;
+	uint32_t ipc = 0;
+	uint32_t user = 0;
+	uint32_t cgroup = 0;
+	bool operator==(const Namespaces &) const = default;
+};
+
 struct Process {
 	uint64_t task = 0; // guest virtual address of the task_struct (the reader's handle)
 	uint32_t pid = 0;
@@ -95,6 +108,23 @@ struct Process {
 	uint32_t gid = 0;
 	uint64_t state = 0; // task_struct.__state
 	bool is_kernel_thread = false;
+	Namespaces ns;
+	uint32_t ns_pid = 0;      // the pid as its own pid namespace sees it (NSpid's last value)
+	std::string cgroup;       // cgroup v2 path from the root ("/system.slice/x.scope"; "/" at the root)
+	std::string container_id; // the runtime's container ID when the cgroup path names one
+	std::string runtime;      // "docker", "cri-o", "containerd", "podman", "lxc" or empty
+};
+
+// Processes that share a container identity (see LinuxSystem::containers).
+struct Container {
+	std::string id;      // the runtime's container ID, or "mnt:[N]", "pid:[N]", "net:[N]" without one
+	std::string runtime; // as Process::runtime
+	// The cgroup and namespaces of its first process in a pid namespace of its own, else of its
+	// first process.
+	std::string cgroup;
+	Namespaces ns;
+	std::vector<uint32_t> net_namespaces; // its processes' network namespaces other than the host's
+	std::vector<Process> processes;
 };
 
 struct Thread {
@@ -152,7 +182,8 @@ struct Connection {
 	std::string remote_addr;
 	uint16_t local_port = 0;
 	uint16_t remote_port = 0;
-	int state = 0; // TCP state (1 = ESTABLISHED, 10 = LISTEN); 7 (CLOSE) for unconnected UDP
+	int state = 0;       // TCP state (1 = ESTABLISHED, 10 = LISTEN); 7 (CLOSE) for unconnected UDP
+	uint32_t net_ns = 0; // the socket's network namespace (sock_common.skc_net), 0 if unknown
 };
 
 struct Injection {
@@ -181,6 +212,11 @@ public:
 	virtual Status parameters(const Process &process, ProcessParameters &out) = 0;
 	virtual Status connections(std::vector<Connection> &out) = 0;
 	virtual Status injections(const Process &process, std::vector<Injection> &out) = 0;
+	// Processes grouped by container: by the runtime's container ID where the cgroup path names
+	// one, else by the first of the mount, pid and network namespaces that is not the host's
+	// (init_task's). Host processes and kernel threads are in none. NOT_SUPPORTED when the kernel's BTF lacks the
+	// namespace structures.
+	virtual Status containers(std::vector<Container> &out) = 0;
 
 	// Reads one page of a process's memory. Returns false when the page is not present.
 	virtual bool read_user_page(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out) = 0;

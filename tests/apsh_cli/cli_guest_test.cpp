@@ -446,6 +446,77 @@ TEST_F(ApshCliGuest, ModulesNetscanInjections)
 	EXPECT_TRUE(rwx);
 }
 
+// The guest's init starts three containers (tests/guest/initramfs/init); the Docker-style one is
+// checked against the guest's /proc: its processes are those in its cgroup, its namespaces those of
+// its process that is pid 1 in its own pid namespace.
+TEST_F(ApshCliGuest, ContainersListsTheGuestsContainers)
+{
+	const std::string docker = "/system.slice/docker-";
+	std::string id;
+	std::set<std::string> pids;
+	const softdpu::guest::GtProcess *init = nullptr;
+	for (const auto *process : truth_->stable_processes()) {
+		if (!process->cgroup.starts_with(docker))
+			continue;
+		id = process->cgroup.substr(docker.size(), 64);
+		pids.insert(std::to_string(process->pid));
+		if (process->ns_pid == 1)
+			init = process;
+	}
+	ASSERT_EQ(id.size(), 64u);
+	ASSERT_NE(init, nullptr);
+	const Json rows = apsh_json({"containers", "--memory", raw()});
+	ASSERT_EQ(rows.size(), 3u) << rows.dump();
+	bool found = false;
+	for (const Json &row : rows) {
+		if (row.at("id") != id)
+			continue;
+		found = true;
+		EXPECT_EQ(row.at("runtime"), "docker");
+		std::set<std::string> got;
+		std::stringstream list(row.at("pids").get<std::string>());
+		for (std::string pid; std::getline(list, pid, ',');)
+			got.insert(pid);
+		EXPECT_EQ(got, pids);
+		EXPECT_EQ(row.at("pid_ns").get<uint32_t>(), init->ns.at("pid"));
+		EXPECT_EQ(row.at("mnt_ns").get<uint32_t>(), init->ns.at("mnt"));
+		EXPECT_EQ(row.at("net_ns").get<uint32_t>(), init->ns.at("net"));
+		EXPECT_EQ(row.at("cgroup"), init->cgroup);
+	}
+	EXPECT_TRUE(found) << rows.dump();
+	EXPECT_NE(apsh({"containers", "--memory", raw(), "--pid", "1"}).status, 0);
+}
+
+// A kernel whose BTF has no namespaces (the guest's own BTF with "nsproxy" renamed, handed in
+// through a symbol map): containers is NOT_SUPPORTED and names what is missing; ps still works.
+TEST_F(ApshCliGuest, KernelWithoutNamespacesInItsBtfIsNotSupported)
+{
+	const char *cache = std::getenv("SOFTDPU_GUEST_CACHE");
+	const std::string kernel_dir = cache != nullptr ? std::string(cache) + "/kernel" : SOFTDPU_GUEST_KERNEL_DIR;
+	if (!fs::exists(kernel_dir + "/vmlinuz"))
+		GTEST_SKIP() << "no cached kernel in " << kernel_dir;
+	const fs::path dir = fs::temp_directory_path() / ("apsh_cli_nons." + std::to_string(::getpid()));
+	Result offline = run(SOFTDPU_APSH_CONFIG, {"--vmlinuz", kernel_dir + "/vmlinuz", "-o", dir.string()});
+	ASSERT_EQ(offline.status, 0) << offline.err;
+	std::string btf = slurp(dir / "vmlinux.btf");
+	const std::string name("nsproxy\0", 8);
+	size_t renamed = 0;
+	for (size_t at = btf.find(name); at != std::string::npos; at = btf.find(name, at + 1), renamed++)
+		btf[at + 6] = 'z';
+	ASSERT_GT(renamed, 0u);
+	std::ofstream(dir / "vmlinux.btf", std::ios::binary | std::ios::trunc) << btf;
+
+	const std::string symbols = (dir / "symbols.json").string();
+	const Result containers = apsh({"containers", "--memory", raw(), "--symbols", symbols});
+	const Result ps = apsh({"ps", "--memory", raw(), "--symbols", symbols, "--json"});
+	fs::remove_all(dir);
+	EXPECT_NE(containers.status, 0);
+	EXPECT_NE(containers.err.find("NOT_SUPPORTED"), std::string::npos) << containers.err;
+	EXPECT_NE(containers.err.find("task_struct.nsproxy"), std::string::npos) << containers.err;
+	ASSERT_EQ(ps.status, 0) << ps.err;
+	EXPECT_EQ(Json::parse(ps.out).size(), apsh_json({"ps", "--memory", raw()}).size());
+}
+
 TEST_F(ApshCliGuest, YaraUserRuleFindsTheMarkerOnlyInTheTarget)
 {
 	const fs::path rules = fs::temp_directory_path() / ("apsh_cli_rules." + std::to_string(::getpid()) + ".yar");

@@ -17,6 +17,8 @@ namespace {
 
 constexpr std::string_view kFormatVersion = "1";
 
+using Namespaces = std::map<uint32_t, std::map<std::string, uint32_t>>;
+
 struct Line {
 	size_t number = 0;
 	std::string_view text;
@@ -211,9 +213,79 @@ std::string decode_address(const Parser &p, const Line &line, std::string_view h
 	return family == AF_INET ? format_ipv4(bytes) : format_ipv6(bytes);
 }
 
+// The pid a /proc path names ("/proc/123/ns:", "/proc/123/status:..."), or 0.
+uint32_t proc_path_pid(std::string_view text)
+{
+	if (!text.starts_with("/proc/"))
+		return 0;
+	text.remove_prefix(6);
+	uint32_t pid = 0;
+	auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), pid);
+	return error == std::errc() && end != text.data() && *end == '/' ? pid : 0;
+}
+
+// "ls -l /proc/[0-9]*/ns/": "/proc/<pid>/ns:" headers, then "... <name> -> <type>:[<inode>]".
+// Links of a process that exited meanwhile fail to read and are left out.
+void parse_namespaces(const Parser &p, const std::vector<Line> &lines, Namespaces &out)
+{
+	uint32_t pid = 0;
+	for (const Line &line : lines) {
+		std::string_view t = line.text;
+		if (t.ends_with("/ns:") || t.ends_with("/ns/:")) { // busybox keeps the trailing slash
+			pid = proc_path_pid(t);
+			if (pid == 0)
+				p.fail(line.number, "not a /proc/<pid>/ns: header");
+			continue;
+		}
+		size_t arrow = t.find(" -> ");
+		if (pid == 0 || arrow == std::string_view::npos)
+			continue; // "total 0", blank lines
+		auto w = words(t.substr(0, arrow));
+		std::string_view target = t.substr(arrow + 4);
+		size_t open = target.find(":[");
+		if (w.empty() || open == std::string_view::npos || !target.ends_with("]"))
+			continue;
+		out[pid][std::string(w.back())] = p.number32(line, target.substr(open + 2, target.size() - open - 3));
+	}
+}
+
+// "grep -H '^NSpid:' /proc/[0-9]*/status": "/proc/<pid>/status:NSpid:\t<pid>[\t<pid in ns>...]".
+void parse_nspid(const Parser &p, const std::vector<Line> &lines, std::map<uint32_t, uint32_t> &out)
+{
+	for (const Line &line : lines) {
+		uint32_t pid = proc_path_pid(line.text);
+		size_t key = line.text.find(":NSpid:");
+		if (pid == 0 || key == std::string_view::npos)
+			p.fail(line.number, "an nspid line is '/proc/<pid>/status:NSpid:...'");
+		auto w = words(line.text.substr(key + 7));
+		if (w.empty())
+			p.fail(line.number, "NSpid without a value");
+		out[pid] = p.number32(line, w.back());
+	}
+}
+
+// "grep -H '' /proc/[0-9]*/cgroup": "/proc/<pid>/cgroup:0::<path>" (cgroup v2).
+void parse_cgroups(const Parser &p, const std::vector<Line> &lines, std::map<uint32_t, std::string> &out)
+{
+	for (const Line &line : lines) {
+		uint32_t pid = proc_path_pid(line.text);
+		size_t key = line.text.find("/cgroup:0::");
+		if (pid == 0)
+			p.fail(line.number, "a cgroups line is '/proc/<pid>/cgroup:<line>'");
+		if (key != std::string_view::npos)
+			out[pid] = std::string(line.text.substr(key + 11));
+	}
+}
+
 void parse_net(const Parser &p, const Line &header, std::string_view table, const std::vector<Line> &lines,
 	       GroundTruth &gt)
 {
+	// "tcp@<pid>": the table of <pid>'s network namespace; "tcp": the host's.
+	uint32_t net_pid = 0;
+	if (size_t at = table.find('@'); at != std::string_view::npos) {
+		net_pid = p.number32(header, table.substr(at + 1));
+		table = table.substr(0, at);
+	}
 	int protocol = table.starts_with("tcp") ? IPPROTO_TCP : table.starts_with("udp") ? IPPROTO_UDP : 0;
 	int family = table.ends_with("6") ? AF_INET6 : AF_INET;
 	if (protocol == 0 || (table != "tcp" && table != "udp" && table != "tcp6" && table != "udp6"))
@@ -237,6 +309,7 @@ void parse_net(const Parser &p, const Line &header, std::string_view table, cons
 		s.remote_port = static_cast<uint16_t>(p.number(line, remote[1], 16));
 		s.state = static_cast<int>(p.number(line, w[3], 16));
 		s.inode = p.number(line, w[9]);
+		s.net_ns = net_pid; // a pid until mark_transient_and_owners makes it the namespace
 		gt.sockets.push_back(std::move(s));
 	}
 }
@@ -370,10 +443,19 @@ void mark_transient_and_owners(GroundTruth &gt)
 				owners[inode].push_back(pid);
 		}
 	}
+	auto net_of = [&](uint32_t pid) -> uint32_t {
+		const GtProcess *process = gt.process(pid);
+		if (process == nullptr)
+			return 0;
+		auto it = process->ns.find("net");
+		return it != process->ns.end() ? it->second : 0;
+	};
+	const uint32_t host_net = net_of(1);
 	for (auto &socket : gt.sockets) {
 		auto it = owners.find(socket.inode);
 		if (it != owners.end())
 			socket.owners = it->second;
+		socket.net_ns = socket.net_ns == 0 ? host_net : net_of(socket.net_ns);
 	}
 }
 
@@ -398,6 +480,9 @@ GroundTruth GroundTruth::parse(std::string_view text, const std::string &origin)
 		p.fail(1, "not a ground truth file of format " + std::string(kFormatVersion) +
 			      " (first line '@@GROUND-TRUTH 1' expected)");
 
+	Namespaces namespaces;
+	std::map<uint32_t, uint32_t> ns_pids;
+	std::map<uint32_t, std::string> cgroups;
 	bool done = false, have_collector = false;
 	std::optional<Line> open;
 	std::string open_name, open_arg;
@@ -456,6 +541,12 @@ GroundTruth GroundTruth::parse(std::string_view text, const std::string &origin)
 			parse_net(p, *open, open_arg, body, gt);
 		else if (open_name == "modules")
 			parse_modules(p, body, gt);
+		else if (open_name == "namespaces")
+			parse_namespaces(p, body, namespaces);
+		else if (open_name == "nspid")
+			parse_nspid(p, body, ns_pids);
+		else if (open_name == "cgroups")
+			parse_cgroups(p, body, cgroups);
 		else if (open_name == "iomem")
 			parse_iomem(p, body, gt);
 		else if (open_name == "kallsyms")
@@ -485,6 +576,14 @@ GroundTruth GroundTruth::parse(std::string_view text, const std::string &origin)
 	std::sort(gt.threads.begin(), gt.threads.end(), [](const GtThread &a, const GtThread &b) {
 		return std::pair(a.pid, a.tid) < std::pair(b.pid, b.tid);
 	});
+	for (auto &process : gt.processes) {
+		if (auto it = namespaces.find(process.pid); it != namespaces.end())
+			process.ns = it->second;
+		if (auto it = ns_pids.find(process.pid); it != ns_pids.end())
+			process.ns_pid = it->second;
+		if (auto it = cgroups.find(process.pid); it != cgroups.end())
+			process.cgroup = it->second;
+	}
 	mark_transient_and_owners(gt);
 	return gt;
 }

@@ -25,6 +25,11 @@ struct GtProcess {
 	std::vector<std::string> argv;
 	bool kernel_thread = false; // kthreadd and its children
 	bool transient = false;     // the collector and its children: gone once the guest is READY
+	// /proc/<pid>/ns/*: namespace name ("pid", "mnt", "net", "uts", "ipc", "user", "cgroup", ...) ->
+	// inode number; empty when the process had exited before the collector read them.
+	std::map<std::string, uint32_t> ns;
+	uint32_t ns_pid = 0; // NSpid's last value: the pid inside its own pid namespace
+	std::string cgroup;  // /proc/<pid>/cgroup's "0::<path>"
 };
 
 struct GtThread {
@@ -59,6 +64,7 @@ struct GtSocket {
 	int state = 0; // TCP state number as the kernel keeps it (10 = LISTEN, 1 = ESTABLISHED, 7 = CLOSE)
 	uint64_t inode = 0;
 	std::vector<uint32_t> owners; // pids with a descriptor for it (transient processes left out)
+	uint32_t net_ns = 0;          // the network namespace whose table listed it
 };
 
 struct GtModule {

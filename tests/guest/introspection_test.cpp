@@ -377,16 +377,97 @@ TEST_P(GuestSource, ParametersMatchCmdlineAndExe)
 	}
 }
 
+// /proc/<pid>/ns/* of every process the guest could read them for, its pid inside its own pid
+// namespace (NSpid) and its cgroup (cgroup v2).
+TEST_P(GuestSource, NamespacesAndCgroupsMatchProc)
+{
+	size_t compared = 0, in_own_pid_ns = 0;
+	for (const auto *gt : truth_->stable_processes()) {
+		if (gt->ns.empty() || !by_pid_.contains(gt->pid))
+			continue; // exited before the collector read its links; ProcessesMatchTheGuest reports missing
+				  // ones
+		SCOPED_TRACE("pid " + std::to_string(gt->pid) + " " + gt->comm);
+		const Process &proc = process(gt->pid);
+		const std::pair<const char *, uint32_t> expected[] = {
+		    {"pid", proc.ns.pid}, {"mnt", proc.ns.mnt},   {"net", proc.ns.net},      {"uts", proc.ns.uts},
+		    {"ipc", proc.ns.ipc}, {"user", proc.ns.user}, {"cgroup", proc.ns.cgroup}};
+		for (auto [name, got] : expected) {
+			ASSERT_TRUE(gt->ns.contains(name)) << name;
+			EXPECT_EQ(got, gt->ns.at(name)) << name;
+		}
+		EXPECT_EQ(proc.ns_pid, gt->ns_pid);
+		EXPECT_EQ(proc.cgroup, gt->cgroup);
+		compared++;
+		if (gt->ns.at("pid") != truth_->process(1)->ns.at("pid"))
+			in_own_pid_ns++;
+	}
+	EXPECT_GT(compared, 20u);
+	EXPECT_GE(in_own_pid_ns, 2u) << "the guest's init starts two processes in pid namespaces of their own";
+}
+
+// The guest's init starts a Docker-style container (its cgroup names the ID), processes in a pid
+// and mount namespace without a runtime, and one in a network namespace alone. The expected
+// grouping is the documented rule applied to the guest's own /proc.
+TEST_P(GuestSource, ContainersGroupTheNamespacedProcesses)
+{
+	std::vector<Container> containers;
+	Status status = system_->containers(containers);
+	ASSERT_TRUE(status.ok()) << status.reason;
+
+	const auto &host = truth_->process(1)->ns;
+	std::map<std::string, std::set<uint32_t>> want;
+	for (const auto *gt : truth_->stable_processes()) {
+		if (gt->ns.empty() || gt->kernel_thread) // kdevtmpfs has a mount namespace of its own
+			continue;
+		std::string key;
+		const std::string docker = "/system.slice/docker-";
+		if (gt->cgroup.starts_with(docker) && gt->cgroup.ends_with(".scope"))
+			key = gt->cgroup.substr(docker.size(), gt->cgroup.size() - docker.size() - 6);
+		else if (gt->ns.at("mnt") != host.at("mnt"))
+			key = "mnt:[" + std::to_string(gt->ns.at("mnt")) + "]";
+		else if (gt->ns.at("pid") != host.at("pid"))
+			key = "pid:[" + std::to_string(gt->ns.at("pid")) + "]";
+		else if (gt->ns.at("net") != host.at("net"))
+			key = "net:[" + std::to_string(gt->ns.at("net")) + "]";
+		else
+			continue;
+		want[key].insert(gt->pid);
+	}
+	ASSERT_EQ(want.size(), 3u) << "the guest's init starts three containers";
+
+	std::map<std::string, std::set<uint32_t>> got;
+	int docker = 0;
+	for (const Container &c : containers) {
+		SCOPED_TRACE(c.id);
+		EXPECT_FALSE(c.processes.empty());
+		for (const Process &p : c.processes) {
+			EXPECT_TRUE(got[c.id].insert(p.pid).second) << "pid " << p.pid << " twice";
+			EXPECT_EQ(p.container_id.empty() ? c.id : p.container_id, c.id);
+		}
+		if (c.id.size() == 64) {
+			docker++;
+			EXPECT_EQ(c.runtime, "docker");
+			EXPECT_EQ(c.cgroup, "/system.slice/docker-" + c.id + ".scope");
+			ASSERT_EQ(c.net_namespaces.size(), 1u);
+			EXPECT_NE(c.net_namespaces[0], host.at("net"));
+		} else {
+			EXPECT_EQ(c.runtime, "");
+		}
+	}
+	EXPECT_EQ(docker, 1);
+	EXPECT_EQ(got, want);
+}
+
 TEST_P(GuestSource, ConnectionsMatchProcNet)
 {
-	using Key = std::tuple<uint32_t, int, int, std::string, uint16_t, std::string, uint16_t, int>;
+	using Key = std::tuple<uint32_t, int, int, std::string, uint16_t, std::string, uint16_t, int, uint32_t>;
 	std::set<Key> got, want;
 	std::vector<Connection> connections;
 	Status status = system_->connections(connections);
 	ASSERT_TRUE(status.ok()) << status.reason;
 	for (const auto &c : connections) {
 		got.emplace(c.pid, c.protocol, c.family, c.local_addr, c.local_port, c.remote_addr, c.remote_port,
-			    c.state);
+			    c.state, c.net_ns);
 		const GtProcess *owner = truth_->process(c.pid);
 		ASSERT_NE(owner, nullptr) << "connection of unknown pid " << c.pid;
 		EXPECT_EQ(c.comm, owner->comm);
@@ -394,13 +475,22 @@ TEST_P(GuestSource, ConnectionsMatchProcNet)
 	for (const auto &s : truth_->sockets)
 		for (uint32_t pid : s.owners)
 			want.emplace(pid, s.protocol, s.family, s.local_addr, s.local_port, s.remote_addr,
-				     s.remote_port, s.state);
+				     s.remote_port, s.state, s.net_ns);
 	EXPECT_EQ(got, want);
 	const auto *target = truth_->target("apsh_target");
 	ASSERT_NE(target, nullptr);
-	EXPECT_TRUE(got.contains(Key{target->pid, IPPROTO_TCP, AF_INET, "0.0.0.0", 4444, "0.0.0.0", 0, 10}));
-	EXPECT_TRUE(got.contains(Key{target->pid, IPPROTO_UDP, AF_INET, "127.0.0.1", 5353, "0.0.0.0", 0, 7}));
-	EXPECT_TRUE(got.contains(Key{target->pid, IPPROTO_TCP, AF_INET6, "::", 6666, "::", 0, 10}));
+	const uint32_t host_net = truth_->process(1)->ns.at("net");
+	EXPECT_TRUE(got.contains(Key{target->pid, IPPROTO_TCP, AF_INET, "0.0.0.0", 4444, "0.0.0.0", 0, 10, host_net}));
+	EXPECT_TRUE(got.contains(Key{target->pid, IPPROTO_UDP, AF_INET, "127.0.0.1", 5353, "0.0.0.0", 0, 7, host_net}));
+	EXPECT_TRUE(got.contains(Key{target->pid, IPPROTO_TCP, AF_INET6, "::", 6666, "::", 0, 10, host_net}));
+	// The listeners in the container's and the lone network namespace's (init), each in its own.
+	std::set<uint32_t> listener_namespaces;
+	for (const auto &c : connections)
+		if (c.local_port == 8080 || c.local_port == 9090) {
+			EXPECT_NE(c.net_ns, host_net) << c.local_port;
+			listener_namespaces.insert(c.net_ns);
+		}
+	EXPECT_EQ(listener_namespaces.size(), 2u);
 }
 
 // Volatility's malfind rule: executable and (writable or not file-backed); the vDSO is the

@@ -77,8 +77,8 @@ TEST_F(GroundTruthSample, TargetsAgreeWithProcfsOnProcessesAndThreads)
 		EXPECT_EQ(threads[0].tid, target->pid);
 		EXPECT_EQ(threads[0].comm, comm);
 		for (const auto &[tid, name] : target->threads) {
-			auto it =
-			    std::find_if(threads.begin(), threads.end(), [&](const auto &t) { return t.tid == tid; });
+			auto it = std::find_if(threads.begin(), threads.end(),
+					       [wanted = tid](const auto &t) { return t.tid == wanted; });
 			ASSERT_NE(it, threads.end()) << "tid " << tid;
 			EXPECT_EQ(it->comm, name);
 		}

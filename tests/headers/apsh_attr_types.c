@@ -11,7 +11,9 @@
 #define SAME_TYPE(T, U) static_assert(std::is_same<T, U>::value, #T " is " #U " in DOCA 2.5")
 #define SAME_EXPR_TYPE(E, U) static_assert(std::is_same<decltype(E), U>::value, #E " is " #U " in DOCA 2.5")
 #else
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): U is a type name in a _Generic association */
 #define SAME_TYPE(T, U) _Static_assert(_Generic((T)0, U : 1, default : 0), #T " is " #U " in DOCA 2.5")
+/* NOLINTNEXTLINE(bugprone-macro-parentheses) */
 #define SAME_EXPR_TYPE(E, U) _Static_assert(_Generic((E), U : 1, default : 0), #E " is " #U " in DOCA 2.5")
 #endif
 
@@ -38,6 +40,7 @@ SAME_TYPE(DOCA_APSH_HANDLE_TYPE_TYPE, const char *);
 SAME_TYPE(DOCA_APSH_HANDLE_NAME_TYPE, const char *);
 SAME_TYPE(DOCA_APSH_LDRMODULE_LIBRARY_PATH_TYPE, const char *);
 SAME_TYPE(DOCA_APSH_LDRMODULE_WINDOWS_DLL_NAME_TYPE, const char *);
+SAME_TYPE(DOCA_APSH_CONTAINER_ID_TYPE, const char *); /* added after DOCA 2.5, as DOCA names it later */
 SAME_TYPE(DOCA_APSH_INJECTION_DETECT_VAD_PROTECTION_TYPE, const char *);
 SAME_TYPE(DOCA_APSH_INJECTION_DETECT_VAD_TAG_TYPE, const char *);
 SAME_TYPE(DOCA_APSH_INJECTION_DETECT_VAD_FILE_PATH_TYPE, const char *);

@@ -109,6 +109,11 @@ struct doca_apsh_yara {
 	uint64_t window_len = 0;
 };
 
+struct doca_apsh_container {
+	std::shared_ptr<softdpu::apsh::api::System> system;
+	softdpu::apsh::Container c;
+};
+
 // Windows-only objects: never created for a Linux system.
 struct doca_apsh_privilege {};
 struct doca_apsh_handle {};

@@ -1,6 +1,7 @@
 // doca_apsh.h: the queries (snapshots), their free functions and the info getters. Every query is
 // one run_query over the System (system.hpp); the info getters read the items it handed out.
 #include <doca_apsh.h>
+#include <softdpu/apsh.h>
 
 #include "apsh/api/snapshots.hpp"
 #include "common/api_barrier.hpp"
@@ -59,7 +60,7 @@ template <typename T> std::unique_ptr<Snapshot<T>> new_snapshot(const std::share
 		return nullptr;
 	auto snapshot = std::unique_ptr<Snapshot<T>>(new (std::nothrow) Snapshot<T>());
 	if (snapshot)
-		snapshot->system = std::move(system);
+		snapshot->system = system;
 	return snapshot;
 }
 
@@ -177,6 +178,13 @@ std::string netscan_state(const Connection &c)
 	return "UNKNOWN";
 }
 
+void fill_netscan(doca_apsh_netscan &item, Connection &c)
+{
+	item.protocol = std::string(c.protocol == 17 ? "UDP" : "TCP") + (c.family == 10 ? "v6" : "v4");
+	item.state = netscan_state(c);
+	item.c = std::move(c);
+}
+
 } // namespace
 
 extern "C" {
@@ -220,9 +228,138 @@ const void *__doca_apsh_process_info_get(doca_apsh_process *process, enum doca_a
 		return value(p.uid);
 	case DOCA_APSH_PROCESS_LINUX_STATE:
 		return value(p.state);
+	case DOCA_APSH_PROCESS_LINUX_NS_PID:
+		return value(p.ns.pid);
+	case DOCA_APSH_PROCESS_LINUX_NS_MNT:
+		return value(p.ns.mnt);
+	case DOCA_APSH_PROCESS_LINUX_NS_NET:
+		return value(p.ns.net);
 	default:
 		return bad_attr("doca_apsh_process_info_get", attr);
 	}
+}
+
+const void *softdpu_apsh_process_attr_get(doca_apsh_process *process, enum softdpu_apsh_process_attr attr)
+{
+	if (process == nullptr)
+		return bad_attr("softdpu_apsh_process_info_get: NULL process;", attr);
+	const Process &p = process->p;
+	switch (attr) {
+	case SOFTDPU_APSH_PROCESS_LINUX_NS_UTS:
+		return value(p.ns.uts);
+	case SOFTDPU_APSH_PROCESS_LINUX_NS_IPC:
+		return value(p.ns.ipc);
+	case SOFTDPU_APSH_PROCESS_LINUX_NS_USER:
+		return value(p.ns.user);
+	case SOFTDPU_APSH_PROCESS_LINUX_NS_CGROUP:
+		return value(p.ns.cgroup);
+	case SOFTDPU_APSH_PROCESS_LINUX_NS_PID_NR:
+		return value(p.ns_pid);
+	case SOFTDPU_APSH_PROCESS_LINUX_CGROUP:
+		return text(p.cgroup);
+	case SOFTDPU_APSH_PROCESS_LINUX_CONTAINER_ID:
+		return text(p.container_id);
+	}
+	return bad_attr("softdpu_apsh_process_info_get", attr);
+}
+
+/* ---- containers (after DOCA 2.5) ---- */
+
+doca_error_t doca_apsh_containers_get(doca_apsh_system *system, doca_apsh_container ***containers, int *containers_size)
+{
+	return system_query<doca_apsh_container, Container>(
+	    __func__, system, containers, containers_size, DOCA_ERROR_INVALID_VALUE,
+	    {.documented = {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_NOT_SUPPORTED}, .null_when_empty = true},
+	    [](LinuxSystem &guest, std::vector<Container> &found) { return guest.containers(found); },
+	    [&](doca_apsh_container &item, Container &c) {
+		    item.system = system->system;
+		    item.c = std::move(c);
+	    });
+}
+
+void doca_apsh_containers_free(doca_apsh_container **containers)
+{
+	free_array(containers, __func__);
+}
+
+const void *__doca_apsh_container_info_get(doca_apsh_container *container, enum doca_apsh_container_attr attr)
+{
+	if (container == nullptr)
+		return bad_attr("doca_apsh_container_info_get: NULL container;", attr);
+	switch (attr) {
+	case DOCA_APSH_CONTAINER_ID:
+		return text(container->c.id);
+	}
+	return bad_attr("doca_apsh_container_info_get", attr);
+}
+
+const void *softdpu_apsh_container_attr_get(doca_apsh_container *container, enum softdpu_apsh_container_attr attr)
+{
+	if (container == nullptr)
+		return bad_attr("softdpu_apsh_container_info_get: NULL container;", attr);
+	const Container &c = container->c;
+	switch (attr) {
+	case SOFTDPU_APSH_CONTAINER_RUNTIME:
+		return text(c.runtime);
+	case SOFTDPU_APSH_CONTAINER_CGROUP:
+		return text(c.cgroup);
+	case SOFTDPU_APSH_CONTAINER_NS_PID:
+		return value(c.ns.pid);
+	case SOFTDPU_APSH_CONTAINER_NS_MNT:
+		return value(c.ns.mnt);
+	case SOFTDPU_APSH_CONTAINER_NS_NET:
+		return value(c.ns.net);
+	case SOFTDPU_APSH_CONTAINER_PROCESSES:
+		return value(static_cast<uint32_t>(c.processes.size()));
+	}
+	return bad_attr("softdpu_apsh_container_info_get", attr);
+}
+
+doca_error_t doca_apsh_container_processes_get(doca_apsh_container *container, doca_apsh_process ***processes,
+					       int *processes_size)
+{
+	if (container == nullptr || processes == nullptr || processes_size == nullptr || container->system == nullptr) {
+		SDK_LOG_ERR("%s: NULL argument", __func__);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	// The container's own snapshot: no guest read, so no failure but running out of memory.
+	return run_query<doca_apsh_process, Process>(
+	    __func__, container->system, {.documented = {DOCA_ERROR_NO_MEMORY}, .null_when_empty = true}, processes,
+	    processes_size,
+	    [&](LinuxSystem &, std::vector<Process> &found) {
+		    found = container->c.processes;
+		    return Status::success();
+	    },
+	    [&](doca_apsh_process &item, Process &p) {
+		    item.system = container->system;
+		    item.p = std::move(p);
+	    });
+}
+
+doca_error_t softdpu_apsh_container_netscan_get(doca_apsh_container *container, doca_apsh_netscan ***connections,
+						int *connections_size)
+{
+	if (container == nullptr || connections == nullptr || connections_size == nullptr ||
+	    container->system == nullptr) {
+		SDK_LOG_ERR("%s: NULL argument", __func__);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	const Container &c = container->c;
+	return run_query<doca_apsh_netscan, Connection>(
+	    __func__, container->system, {.documented = {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_NOT_SUPPORTED}}, connections,
+	    connections_size,
+	    [&](LinuxSystem &guest, std::vector<Connection> &found) {
+		    Status status = guest.connections(found);
+		    std::erase_if(found, [&](const Connection &connection) {
+			    bool own_namespace = std::find(c.net_namespaces.begin(), c.net_namespaces.end(),
+							   connection.net_ns) != c.net_namespaces.end();
+			    bool own_process = std::any_of(c.processes.begin(), c.processes.end(),
+							   [&](const Process &p) { return p.pid == connection.pid; });
+			    return !own_namespace && !own_process;
+		    });
+		    return status;
+	    },
+	    fill_netscan);
 }
 
 /* ---- modules ---- */
@@ -263,12 +400,7 @@ doca_error_t doca_apsh_netscan_get(doca_apsh_system *system, doca_apsh_netscan *
 	return system_query<doca_apsh_netscan, Connection>(
 	    __func__, system, connections, connections_size, DOCA_ERROR_BAD_STATE,
 	    {.documented = {DOCA_ERROR_NO_MEMORY, DOCA_ERROR_NOT_SUPPORTED}},
-	    [](LinuxSystem &guest, std::vector<Connection> &found) { return guest.connections(found); },
-	    [](doca_apsh_netscan &item, Connection &c) {
-		    item.protocol = std::string(c.protocol == 17 ? "UDP" : "TCP") + (c.family == 10 ? "v6" : "v4");
-		    item.state = netscan_state(c);
-		    item.c = std::move(c);
-	    });
+	    [](LinuxSystem &guest, std::vector<Connection> &found) { return guest.connections(found); }, fill_netscan);
 }
 
 void doca_apsh_netscan_free(doca_apsh_netscan **connections)
@@ -300,6 +432,8 @@ const void *__doca_apsh_netscan_info_get(doca_apsh_netscan *connection, enum doc
 		return text(connection->state);
 	case DOCA_APSH_NETSCAN_TIME:
 		return text(connection->time);
+	case DOCA_APSH_NETSCAN_LINUX_NET_NAMESPACE:
+		return value(c.net_ns);
 	}
 	return bad_attr("doca_apsh_netscan_info_get", attr);
 }

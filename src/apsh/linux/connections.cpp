@@ -1,6 +1,6 @@
 // Sockets: every process's open files (files → fdt → fd[]) whose f_op is socket_file_ops, then
 // file → socket → sock and the addresses in sock_common. Each socket is listed once, under the
-// first process found holding it.
+// first process found holding it, with its network namespace (sock_common.skc_net).
 #include "apsh/linux/guest_linux.hpp"
 
 #include <arpa/inet.h>
@@ -36,6 +36,7 @@ Status GuestLinux::walk_connections(std::vector<Connection> &out)
 	std::vector<Process> processes;
 	Status status = walk_processes(processes);
 	std::unordered_set<uint64_t> seen_sockets, seen_tables;
+	SharedObjects shared;
 	std::vector<uint64_t> fds;
 	for (const Process &process : processes) {
 		if (process.is_kernel_thread)
@@ -76,6 +77,8 @@ Status GuestLinux::walk_connections(std::vector<Connection> &out)
 			connection.remote_port =
 			    ntohs(static_cast<uint16_t>(read_field(*sock, l.skc_dport).value_or(0)));
 			connection.state = static_cast<int>(read_field(*sock, l.skc_state).value_or(0));
+			if (auto net = read_pointer(*sock, l.skc_net))
+				connection.net_ns = namespace_inum(*net, l.net_inum, shared);
 			uint8_t local[16] = {}, remote[16] = {};
 			if (family == AF_INET) {
 				kernel().read(*sock + l.skc_rcv_saddr.offset, {local, 4});

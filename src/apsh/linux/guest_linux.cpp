@@ -132,7 +132,7 @@ std::string GuestLinux::read_char_array(uint64_t base, const Field &field) const
 	return read_string(base + field.offset, field.size);
 }
 
-bool GuestLinux::read_process(uint64_t task, Process &out) const
+bool GuestLinux::read_process(uint64_t task, Process &out, SharedObjects &shared) const
 {
 	const KernelLayout &l = layout_;
 	auto pid = read_field(task, l.task_pid);
@@ -153,6 +153,7 @@ bool GuestLinux::read_process(uint64_t task, Process &out) const
 	}
 	auto flags = read_field(task, l.task_flags).value_or(0);
 	out.is_kernel_thread = (flags & pf_kthread) || read_field(task, l.task_mm).value_or(0) == 0;
+	read_task_identity(task, out, shared);
 	return true;
 }
 
@@ -163,6 +164,7 @@ Status GuestLinux::walk_processes(std::vector<Process> &out)
 	const uint64_t init = *image_->symbol("init_task");
 	const uint64_t link = layout_.task_tasks.offset;
 	std::unordered_set<uint64_t> seen{init};
+	SharedObjects shared;
 	uint64_t task = init;
 	for (;;) {
 		auto next = read_field(task, layout_.task_tasks);
@@ -178,7 +180,7 @@ Status GuestLinux::walk_processes(std::vector<Process> &out)
 		if (out.size() >= limits_.processes)
 			return Status::success(); // the configured maximum: a truncated list, by request
 		Process process;
-		if (!read_process(candidate, process))
+		if (!read_process(candidate, process, shared))
 			return error(DOCA_ERROR_BAD_STATE,
 				     "task " + hex(candidate) + " in the task list is unreadable");
 		out.push_back(std::move(process));
@@ -245,6 +247,11 @@ Status GuestLinux::parameters(const Process &process, ProcessParameters &out)
 Status GuestLinux::injections(const Process &process, std::vector<Injection> &out)
 {
 	return query([&] { return walk_injections(process, out); });
+}
+
+Status GuestLinux::containers(std::vector<Container> &out)
+{
+	return query([&] { return walk_containers(out); });
 }
 
 Status GuestLinux::source_failure() const

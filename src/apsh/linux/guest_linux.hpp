@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace softdpu::apsh::os {
@@ -32,6 +33,7 @@ public:
 	Status parameters(const Process &process, ProcessParameters &out) override;
 	Status connections(std::vector<Connection> &out) override;
 	Status injections(const Process &process, std::vector<Injection> &out) override;
+	Status containers(std::vector<Container> &out) override;
 	bool read_user_page(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out) override;
 	size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) override;
 	Status source_failure() const override;
@@ -66,9 +68,24 @@ private:
 	Status walk_connections(std::vector<Connection> &out);
 	Status walk_injections(const Process &process, std::vector<Injection> &out);
 
+	// What one walk over many tasks has read already: namespaces and cgroups are shared by most
+	// tasks, so each is read once per walk.
+	struct SharedObjects {
+		std::unordered_map<uint64_t, uint32_t> inum;       // namespace address -> ns.inum
+		std::unordered_map<uint64_t, Namespaces> nsproxy;  // nsproxy address -> its namespaces
+		std::unordered_map<uint64_t, std::string> cgroups; // css_set address -> cgroup path
+	};
+
 	// Shared walks (callers hold mutex_).
 	Status walk_processes(std::vector<Process> &out);
-	bool read_process(uint64_t task, Process &out) const;
+	bool read_process(uint64_t task, Process &out, SharedObjects &shared) const;
+	// Namespaces, pid in its namespace, cgroup and container of a task (fields the BTF lacks stay empty).
+	void read_task_identity(uint64_t task, Process &out, SharedObjects &shared) const;
+	uint32_t namespace_inum(uint64_t ns, const Field &inum, SharedObjects &shared) const;
+	std::string cgroup_path(uint64_t css_set) const;
+	// The fields containers() needs that the BTF lacks ("" when none).
+	std::string missing_namespace_fields() const;
+	Status walk_containers(std::vector<Container> &out);
 	Status task_mm(const Process &process, uint64_t &mm) const;
 	Status walk_areas(const Process &process, uint64_t mm, std::vector<MemoryArea> &out);
 	// The process's mm (out) and its memory areas.

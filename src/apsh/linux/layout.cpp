@@ -120,6 +120,35 @@ bool KernelLayout::resolve(const kernel::Btf &btf, KernelLayout &out, std::strin
 	l.sk_type = field(btf, "sock", "sk_type");
 	l.sk_protocol = field(btf, "sock", "sk_protocol");
 
+	l.task_nsproxy = field(btf, "task_struct", "nsproxy");
+	l.task_thread_pid = field(btf, "task_struct", "thread_pid"); // 4.19+
+	l.task_cgroups = field(btf, "task_struct", "cgroups");
+	l.nsproxy_uts = field(btf, "nsproxy", "uts_ns");
+	l.nsproxy_ipc = field(btf, "nsproxy", "ipc_ns");
+	l.nsproxy_mnt = field(btf, "nsproxy", "mnt_ns");
+	l.nsproxy_net = field(btf, "nsproxy", "net_ns");
+	l.nsproxy_cgroup = field(btf, "nsproxy", "cgroup_ns");
+	l.uts_inum = field(btf, "uts_namespace", "ns.inum");
+	l.ipc_inum = field(btf, "ipc_namespace", "ns.inum");
+	l.mnt_inum = field(btf, "mnt_namespace", "ns.inum");
+	l.pid_ns_inum = field(btf, "pid_namespace", "ns.inum");
+	l.net_inum = field(btf, "net", "ns.inum");
+	l.cgroup_ns_inum = field(btf, "cgroup_namespace", "ns.inum");
+	l.user_ns_inum = field(btf, "user_namespace", "ns.inum");
+	l.cred_user_ns = field(btf, "cred", "user_ns");
+	l.pid_level = field(btf, "pid", "level");
+	l.pid_numbers = field(btf, "pid", "numbers");
+	l.upid_nr = field(btf, "upid", "nr");
+	l.upid_ns = field(btf, "upid", "ns");
+	l.upid_size = btf.struct_size("upid").value_or(0);
+	l.css_set_dfl_cgrp = field(btf, "css_set", "dfl_cgrp");
+	l.cgroup_kn = field(btf, "cgroup", "kn");
+	l.kernfs_name = field(btf, "kernfs_node", "name");
+	l.kernfs_parent = field(btf, "kernfs_node", "parent");
+	if (!l.kernfs_parent)
+		l.kernfs_parent = field(btf, "kernfs_node", "__parent"); // 6.15+
+	l.skc_net = field(btf, "sock_common", "skc_net.net");
+
 	missing.clear();
 	for (auto [present, name] : {std::pair{l.task_tasks.present, "task_struct.tasks"},
 				     {l.task_pid.present, "task_struct.pid"},

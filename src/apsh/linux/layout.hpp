@@ -42,6 +42,17 @@ struct KernelLayout {
 	Field socket_sk, skc_daddr, skc_rcv_saddr, skc_dport, skc_num, skc_family, skc_state, skc_v6_daddr,
 	    skc_v6_rcv_saddr, sk_type, sk_protocol;
 
+	// namespaces (task->nsproxy->*_ns->ns.inum; the pid namespace through task->thread_pid), the
+	// user namespace (cred->user_ns), cgroup v2 (task->cgroups->dfl_cgrp->kn, kernfs names) and a
+	// socket's network namespace (sock_common.skc_net)
+	Field task_nsproxy, task_thread_pid, task_cgroups;
+	Field nsproxy_uts, nsproxy_ipc, nsproxy_mnt, nsproxy_net, nsproxy_cgroup;
+	Field uts_inum, ipc_inum, mnt_inum, pid_ns_inum, net_inum, cgroup_ns_inum, user_ns_inum, cred_user_ns;
+	Field pid_level, pid_numbers, upid_nr, upid_ns;
+	uint64_t upid_size = 0;
+	Field css_set_dfl_cgrp, cgroup_kn, kernfs_name, kernfs_parent;
+	Field skc_net;
+
 	bool maple_tree() const { return mm_maple_root.present; }
 	// Resolves every field; fails only when the basics of task_struct are missing.
 	static bool resolve(const kernel::Btf &btf, KernelLayout &out, std::string &missing);

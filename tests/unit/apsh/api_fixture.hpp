@@ -40,6 +40,7 @@ struct FakeGuest {
 	std::map<uint32_t, ProcessParameters> parameters;
 	std::vector<Connection> connections;
 	std::map<uint32_t, std::vector<Injection>> injections;
+	std::vector<Container> containers;
 	std::map<std::pair<uint32_t, uint64_t>, std::vector<uint8_t>> pages; // (pid, page va) -> 4096 bytes
 	Status fail;                                                         // returned by every query when not ok
 	std::string fail_only; // ...or only by this query ("processes", "memory_areas", ...)
@@ -116,6 +117,11 @@ public:
 	{
 		out = guest_->injections[p.pid];
 		return check("injections");
+	}
+	Status containers(std::vector<Container> &out) override
+	{
+		out = guest_->containers;
+		return check("containers");
 	}
 	bool read_user_page(const Process &p, uint64_t page_va, std::span<uint8_t, 4096> out) override
 	{
