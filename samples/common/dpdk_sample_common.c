@@ -13,6 +13,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
+#include <doca_argp.h>
 #include <doca_log.h>
 
 DOCA_LOG_REGISTER(DPDK_SAMPLE_COMMON);
@@ -20,8 +21,12 @@ DOCA_LOG_REGISTER(DPDK_SAMPLE_COMMON);
 static bool eal_initialised;
 /* The EAL's run-time directory when this program chose the file prefix. */
 static char own_runtime_dir[PATH_MAX];
+/* dpdk_sample_argp_start's program, the default file prefix's stem. */
+static const char *argp_program;
 
-doca_error_t dpdk_sample_eal_init(int argc, char **argv, const char *prefix_name)
+/* rte_eal_init with argc, argv, or, when there are no EAL arguments, the default (file prefix
+ * <prefix_name>_<pid>). */
+static doca_error_t eal_init(int argc, char **argv, const char *prefix_name)
 {
 	char prefix[64];
 	char *defaults[] = {
@@ -41,6 +46,34 @@ doca_error_t dpdk_sample_eal_init(int argc, char **argv, const char *prefix_name
 	if (argv == defaults)
 		snprintf(own_runtime_dir, sizeof(own_runtime_dir), "%s", rte_eal_get_runtime_dir());
 	return DOCA_SUCCESS;
+}
+
+/* The DPDK program of dpdk_sample_argp_start. */
+static doca_error_t argp_eal_init(int argc, char **argv)
+{
+	return eal_init(argc, argv, argp_program);
+}
+
+doca_error_t dpdk_sample_argp_start(const char *program, void *config, doca_error_t (*register_flags)(void), int argc,
+				    char **argv, bool *argp_initialised)
+{
+	doca_error_t result;
+
+	*argp_initialised = false;
+	result = doca_argp_init(program, config);
+	if (result != DOCA_SUCCESS) {
+		DOCA_LOG_ERR("Failed to initialise the argument parser: %s", doca_error_get_descr(result));
+		return result;
+	}
+	*argp_initialised = true;
+	argp_program = program;
+	doca_argp_set_dpdk_program(argp_eal_init);
+	result = register_flags();
+	if (result == DOCA_SUCCESS)
+		result = doca_argp_start(argc, argv);
+	if (result != DOCA_SUCCESS)
+		DOCA_LOG_ERR("Failed to parse the command line: %s", doca_error_get_descr(result));
+	return result;
 }
 
 bool dpdk_sample_eal_initialised(void)

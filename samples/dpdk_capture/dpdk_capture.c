@@ -18,6 +18,7 @@
 #include "dpdk_capture.h"
 #include "dpdk_sample_common.h"
 #include "sample_argp.h"
+#include "sample_common.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -208,12 +209,6 @@ static doca_error_t fill_defaults(void *config)
 	return DOCA_SUCCESS;
 }
 
-/* The EAL gets the arguments before "--"; with none, dpdk_sample_eal_init's default. */
-static doca_error_t eal_init(int argc, char **argv)
-{
-	return dpdk_sample_eal_init(argc, argv, "dpdk_capture");
-}
-
 static doca_error_t register_flags(void)
 {
 	doca_error_t result;
@@ -257,9 +252,9 @@ static doca_error_t register_flags(void)
 int main(int argc, char **argv)
 {
 	struct capture_config config;
-	struct doca_log_backend *sdk_log;
 	doca_error_t result;
 	int status = EXIT_FAILURE;
+	bool argp_initialised;
 
 	memset(&config, 0, sizeof(config));
 	strcpy(config.socket_path, CAPTURE_DEFAULT_SOCKET);
@@ -267,21 +262,12 @@ int main(int argc, char **argv)
 	config.count = CAPTURE_DEFAULT_COUNT;
 	config.timeout_seconds = CAPTURE_DEFAULT_TIMEOUT_SECONDS;
 
-	if (doca_log_backend_create_standard() != DOCA_SUCCESS ||
-	    doca_log_backend_create_with_file_sdk(stderr, &sdk_log) != DOCA_SUCCESS ||
-	    doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING) != DOCA_SUCCESS)
+	if (sample_log_init() != DOCA_SUCCESS)
 		return EXIT_FAILURE;
-	result = doca_argp_init("dpdk_capture", &config);
+	result = dpdk_sample_argp_start("dpdk_capture", &config, register_flags, argc, argv, &argp_initialised);
 	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to initialise the argument parser: %s", doca_error_get_descr(result));
-		return EXIT_FAILURE;
-	}
-	doca_argp_set_dpdk_program(eal_init);
-	result = register_flags();
-	if (result == DOCA_SUCCESS)
-		result = doca_argp_start(argc, argv);
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to parse the command line: %s", doca_error_get_descr(result));
+		if (!argp_initialised)
+			return EXIT_FAILURE;
 		goto out;
 	}
 	signal(SIGINT, signal_handler);

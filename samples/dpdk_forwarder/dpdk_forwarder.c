@@ -172,13 +172,6 @@ static doca_error_t register_flags(void)
 	return result;
 }
 
-/* The EAL gets the arguments before "--"; with none, a default that needs no hugepages, no PCI
- * device and no other DPDK process (a file prefix of its own). */
-static doca_error_t eal_init(int argc, char **argv)
-{
-	return dpdk_sample_eal_init(argc, argv, "dpdk_forwarder");
-}
-
 /* --- devices and ports --- */
 
 static doca_error_t start_port(uint16_t port_id, struct rte_mempool *pool)
@@ -595,31 +588,22 @@ close_dev:
 int main(int argc, char **argv)
 {
 	struct fwd_config config;
-	struct doca_log_backend *sdk_log;
 	doca_error_t result;
 	int status = EXIT_FAILURE;
+	bool argp_initialised;
 
 	memset(&config, 0, sizeof(config));
 	strcpy(config.pci_addr, DEFAULT_PCI_ADDR);
 	strcpy(config.representor, DEFAULT_REPRESENTOR);
 	strcpy(config.devargs, DEFAULT_DEVARGS);
 
-	if (doca_log_backend_create_standard() != DOCA_SUCCESS ||
-	    doca_log_backend_create_with_file_sdk(stderr, &sdk_log) != DOCA_SUCCESS ||
-	    doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING) != DOCA_SUCCESS)
+	if (sample_log_init() != DOCA_SUCCESS)
 		return EXIT_FAILURE;
 
-	result = doca_argp_init("dpdk_forwarder", &config);
+	result = dpdk_sample_argp_start("dpdk_forwarder", &config, register_flags, argc, argv, &argp_initialised);
 	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to initialise the argument parser: %s", doca_error_get_descr(result));
-		return EXIT_FAILURE;
-	}
-	doca_argp_set_dpdk_program(eal_init);
-	result = register_flags();
-	if (result == DOCA_SUCCESS)
-		result = doca_argp_start(argc, argv);
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to parse the command line: %s", doca_error_get_descr(result));
+		if (!argp_initialised)
+			return EXIT_FAILURE;
 		goto destroy_argp;
 	}
 
