@@ -27,7 +27,7 @@ doca_error_t sample_log_init(void)
 	return doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING);
 }
 
-doca_error_t sample_open_dma_device(const char *pci_addr, struct doca_dev **dev)
+doca_error_t sample_open_device(const char *pci_addr, bool need_dma, struct doca_dev **dev)
 {
 	struct doca_devinfo **dev_list;
 	uint32_t nb_devs;
@@ -47,7 +47,7 @@ doca_error_t sample_open_dma_device(const char *pci_addr, struct doca_dev **dev)
 			if (result != DOCA_SUCCESS || !is_equal)
 				continue;
 		}
-		if (doca_dma_cap_task_memcpy_is_supported(dev_list[i]) != DOCA_SUCCESS)
+		if (need_dma && doca_dma_cap_task_memcpy_is_supported(dev_list[i]) != DOCA_SUCCESS)
 			continue;
 		result = doca_dev_open(dev_list[i], dev);
 		if (result != DOCA_SUCCESS)
@@ -55,13 +55,22 @@ doca_error_t sample_open_dma_device(const char *pci_addr, struct doca_dev **dev)
 	}
 	doca_devinfo_destroy_list(dev_list);
 	if (*dev == NULL) {
-		if (pci_addr != NULL)
+		if (pci_addr != NULL && need_dma)
 			DOCA_LOG_ERR("No device at %s supports DMA memcpy tasks", pci_addr);
-		else
+		else if (pci_addr != NULL)
+			DOCA_LOG_ERR("No device at %s could be opened", pci_addr);
+		else if (need_dma)
 			DOCA_LOG_ERR("No device supports DMA memcpy tasks");
+		else
+			DOCA_LOG_ERR("No device could be opened");
 		return DOCA_ERROR_NOT_FOUND;
 	}
 	return DOCA_SUCCESS;
+}
+
+doca_error_t sample_open_dma_device(const char *pci_addr, struct doca_dev **dev)
+{
+	return sample_open_device(pci_addr, true, dev);
 }
 
 doca_error_t sample_mmap_create(struct doca_dev *dev, void *addr, size_t len, uint32_t permissions,

@@ -36,6 +36,12 @@ doca_error_t sample_log_init(void);
  */
 doca_error_t sample_open_dma_device(const char *pci_addr, struct doca_dev **dev);
 
+/*
+ * Opens the device at pci_addr (or, when pci_addr is NULL, the first listed device that opens),
+ * skipping devices that cannot run DMA memcpy tasks when need_dma.
+ */
+doca_error_t sample_open_device(const char *pci_addr, bool need_dma, struct doca_dev **dev);
+
 /* Creates and starts an mmap over [addr, addr + len) that dev may access with the given permissions. */
 doca_error_t sample_mmap_create(struct doca_dev *dev, void *addr, size_t len, uint32_t permissions,
 				struct doca_mmap **mmap);

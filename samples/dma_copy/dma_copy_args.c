@@ -2,6 +2,7 @@
  * DMA Copy: the command line, parsed with doca_argp (so -j <file.json> works as in DOCA apps).
  */
 #include "dma_copy.h"
+#include "sample_argp.h"
 
 #include <string.h>
 
@@ -129,64 +130,43 @@ static doca_error_t fill_role_defaults(void *config)
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t register_flag(const char *short_name, const char *long_name, const char *arguments,
-				  const char *description, enum doca_argp_type type, doca_argp_param_cb_t callback,
-				  bool mandatory)
-{
-	struct doca_argp_param *param;
-	doca_error_t result;
-
-	result = doca_argp_param_create(&param);
-	if (result != DOCA_SUCCESS)
-		return result;
-	doca_argp_param_set_short_name(param, short_name);
-	doca_argp_param_set_long_name(param, long_name);
-	doca_argp_param_set_arguments(param, arguments);
-	doca_argp_param_set_description(param, description);
-	doca_argp_param_set_callback(param, callback);
-	doca_argp_param_set_type(param, type);
-	if (mandatory)
-		doca_argp_param_set_mandatory(param);
-	result = doca_argp_register_param(param);
-	if (result != DOCA_SUCCESS)
-		DOCA_LOG_ERR("Failed to register --%s: %s", long_name, doca_error_get_descr(result));
-	return result;
-}
-
 static doca_error_t register_flags(void)
 {
 	doca_error_t result;
 
-	result = register_flag("r", "role", "<host|dpu>", "Which side this process plays (mandatory)",
-			       DOCA_ARGP_TYPE_STRING, role_cb, true);
+	result = sample_argp_register_flag("r", "role", "<host|dpu>", "Which side this process plays (mandatory)",
+					   DOCA_ARGP_TYPE_STRING, role_cb, true);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("f", "file", "<path>",
-				       "File to send (sending side) or to write (receiving side) (mandatory)",
-				       DOCA_ARGP_TYPE_STRING, file_cb, true);
+		result = sample_argp_register_flag(
+		    "f", "file", "<path>", "File to send (sending side) or to write (receiving side) (mandatory)",
+		    DOCA_ARGP_TYPE_STRING, file_cb, true);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("d", "direction", "<host-to-dpu|dpu-to-host>",
-				       "Which way the file goes; both sides must agree (default host-to-dpu)",
-				       DOCA_ARGP_TYPE_STRING, direction_cb, false);
+		result =
+		    sample_argp_register_flag("d", "direction", "<host-to-dpu|dpu-to-host>",
+					      "Which way the file goes; both sides must agree (default host-to-dpu)",
+					      DOCA_ARGP_TYPE_STRING, direction_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag(
+		result = sample_argp_register_flag(
 		    "s", "socket", "<path>",
 		    "AF_UNIX socket: the DPU listens, the host connects (default " DMA_COPY_DEFAULT_SOCKET ")",
 		    DOCA_ARGP_TYPE_STRING, socket_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("p", "pci-addr", "<address>",
-				       "Device PCI address (default " DMA_COPY_DEFAULT_HOST_PCI_ADDR
-				       " on the host, " DMA_COPY_DEFAULT_DPU_PCI_ADDR " on the DPU)",
-				       DOCA_ARGP_TYPE_STRING, pci_addr_cb, false);
+		result = sample_argp_register_flag("p", "pci-addr", "<address>",
+						   "Device PCI address (default " DMA_COPY_DEFAULT_HOST_PCI_ADDR
+						   " on the host, " DMA_COPY_DEFAULT_DPU_PCI_ADDR " on the DPU)",
+						   DOCA_ARGP_TYPE_STRING, pci_addr_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("c", "chunk-size", "<bytes>", "Bytes per DMA task, DPU side (default 1048576)",
-				       DOCA_ARGP_TYPE_INT, chunk_size_cb, false);
+		result = sample_argp_register_flag("c", "chunk-size", "<bytes>",
+						   "Bytes per DMA task, DPU side (default 1048576)", DOCA_ARGP_TYPE_INT,
+						   chunk_size_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("q", "inflight", "<tasks>", "DMA tasks in flight at once, DPU side (default 8)",
-				       DOCA_ARGP_TYPE_INT, inflight_cb, false);
+		result = sample_argp_register_flag("q", "inflight", "<tasks>",
+						   "DMA tasks in flight at once, DPU side (default 8)",
+						   DOCA_ARGP_TYPE_INT, inflight_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("t", "timeout", "<seconds>",
-				       "Longest wait for the peer or for DMA progress (default 10)", DOCA_ARGP_TYPE_INT,
-				       timeout_cb, false);
+		result = sample_argp_register_flag("t", "timeout", "<seconds>",
+						   "Longest wait for the peer or for DMA progress (default 10)",
+						   DOCA_ARGP_TYPE_INT, timeout_cb, false);
 	if (result == DOCA_SUCCESS)
 		result = doca_argp_register_validation_callback(fill_role_defaults);
 	return result;

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* DPDK's headers use strnlen and friends */
 #include "dpdk_capture.h"
+#include "sample_common.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -402,7 +403,7 @@ doca_error_t capture_run_dpu(const struct capture_config *config)
 	struct dpu_side dpu = {.config = config, .listen_fd = -1, .fd = -1, .rep_port = RTE_MAX_ETHPORTS};
 	doca_error_t result;
 
-	result = capture_open_device(config->pci_addr, true, &dpu.dev);
+	result = sample_open_device(config->pci_addr, true, &dpu.dev);
 	if (result == DOCA_SUCCESS)
 		result = start_representor_port(&dpu);
 	if (result == DOCA_SUCCESS)

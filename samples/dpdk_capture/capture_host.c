@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE /* DPDK's headers use strnlen and friends */
 #include "dpdk_capture.h"
+#include "sample_common.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -316,7 +317,7 @@ doca_error_t capture_run_host(const struct capture_config *config)
 	struct capture_report report;
 	doca_error_t result;
 
-	result = capture_open_device(config->pci_addr, false, &host.dev);
+	result = sample_open_device(config->pci_addr, false, &host.dev);
 	if (result == DOCA_SUCCESS)
 		result = connect_to_dpu(&host);
 	if (result == DOCA_SUCCESS)

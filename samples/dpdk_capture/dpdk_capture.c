@@ -16,10 +16,11 @@
  */
 #define _GNU_SOURCE /* DPDK's headers use strnlen and friends */
 #include "dpdk_capture.h"
+#include "dpdk_sample_common.h"
+#include "sample_argp.h"
+#include "sample_common.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,7 +31,6 @@
 #include <unistd.h>
 
 #include <rte_eal.h>
-#include <rte_errno.h>
 
 #include <doca_argp.h>
 #include <doca_dma.h>
@@ -39,34 +39,6 @@
 DOCA_LOG_REGISTER(DPDK_CAPTURE);
 
 volatile int capture_force_quit;
-static bool eal_initialised;
-/* The EAL's run-time directory when this program chose the file prefix: removed at exit, so that
- * runs leave nothing behind (DPDK 22.11 keeps it, and refuses --in-memory with --no-huge). */
-static char own_runtime_dir[PATH_MAX];
-
-/* Removes own_runtime_dir and the files in it (DPDK puts no directories there). */
-static void remove_own_runtime_dir(void)
-{
-	DIR *dir;
-	struct dirent *entry;
-
-	if (own_runtime_dir[0] == '\0')
-		return;
-	dir = opendir(own_runtime_dir);
-	if (dir != NULL) {
-		while ((entry = readdir(dir)) != NULL) {
-			char path[PATH_MAX + 256];
-
-			if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", own_runtime_dir, entry->d_name);
-			unlink(path);
-		}
-		closedir(dir);
-	}
-	rmdir(own_runtime_dir);
-}
-
 static void signal_handler(int signum)
 {
 	(void)signum;
@@ -97,66 +69,6 @@ void capture_frame_write(uint64_t seq, uint8_t *frame, uint32_t len)
 		frame[14 + i] = (uint8_t)(seq >> (8 * i));
 	for (uint32_t i = 22; i < len; i++)
 		frame[i] = (uint8_t)(seq * 31 + i * 7 + (i >> 8));
-}
-
-/* --- DPDK and DOCA set-up --- */
-
-doca_error_t capture_eal_init(int argc, char **argv)
-{
-	char prefix[64];
-	char *defaults[] = {
-	    argv[0], "-l", "0", "--no-huge", "-m", "256", "--no-pci", "--no-telemetry", prefix, "--log-level=*:warning",
-	    NULL};
-
-	if (argc <= 1) {
-		snprintf(prefix, sizeof(prefix), "--file-prefix=dpdk_capture_%d", (int)getpid());
-		argc = (int)(sizeof(defaults) / sizeof(defaults[0])) - 1;
-		argv = defaults;
-	}
-	if (rte_eal_init(argc, argv) < 0) {
-		DOCA_LOG_ERR("rte_eal_init failed: %s", rte_strerror(rte_errno));
-		return DOCA_ERROR_DRIVER;
-	}
-	eal_initialised = true;
-	if (argv == defaults)
-		snprintf(own_runtime_dir, sizeof(own_runtime_dir), "%s", rte_eal_get_runtime_dir());
-	return DOCA_SUCCESS;
-}
-
-bool capture_eal_initialised(void)
-{
-	return eal_initialised;
-}
-
-doca_error_t capture_open_device(const char *pci_addr, bool need_dma, struct doca_dev **dev)
-{
-	struct doca_devinfo **list;
-	uint32_t count;
-	doca_error_t result;
-
-	*dev = NULL;
-	result = doca_devinfo_create_list(&list, &count);
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to list devices: %s", doca_error_get_descr(result));
-		return result;
-	}
-	for (uint32_t i = 0; i < count && *dev == NULL; i++) {
-		uint8_t equal = 0;
-
-		if (doca_devinfo_is_equal_pci_addr(list[i], pci_addr, &equal) != DOCA_SUCCESS || !equal)
-			continue;
-		if (need_dma && doca_dma_cap_task_memcpy_is_supported(list[i]) != DOCA_SUCCESS)
-			continue;
-		result = doca_dev_open(list[i], dev);
-		if (result != DOCA_SUCCESS)
-			DOCA_LOG_ERR("Failed to open the device at %s: %s", pci_addr, doca_error_get_descr(result));
-	}
-	doca_devinfo_destroy_list(list);
-	if (*dev == NULL) {
-		DOCA_LOG_ERR("No device at %s%s could be opened", pci_addr, need_dma ? " with DMA memcpy" : "");
-		return DOCA_ERROR_NOT_FOUND;
-	}
-	return DOCA_SUCCESS;
 }
 
 /* --- the control socket --- */
@@ -221,16 +133,6 @@ doca_error_t capture_recv_all(int fd, void *data, size_t len, int timeout_second
 
 /* --- command line --- */
 
-static doca_error_t copy_flag(char *into, size_t size, const char *value, const char *flag)
-{
-	if (value[0] == '\0' || strlen(value) >= size) {
-		DOCA_LOG_ERR("--%s: the value must have 1 to %zu characters", flag, size - 1);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	strcpy(into, value);
-	return DOCA_SUCCESS;
-}
-
 static doca_error_t role_cb(void *param, void *config)
 {
 	struct capture_config *cfg = config;
@@ -250,21 +152,21 @@ static doca_error_t socket_cb(void *param, void *config)
 {
 	struct capture_config *cfg = config;
 
-	return copy_flag(cfg->socket_path, sizeof(cfg->socket_path), param, "socket");
+	return sample_argp_copy_string(cfg->socket_path, sizeof(cfg->socket_path), param, "socket");
 }
 
 static doca_error_t pci_addr_cb(void *param, void *config)
 {
 	struct capture_config *cfg = config;
 
-	return copy_flag(cfg->pci_addr, sizeof(cfg->pci_addr), param, "pci-addr");
+	return sample_argp_copy_string(cfg->pci_addr, sizeof(cfg->pci_addr), param, "pci-addr");
 }
 
 static doca_error_t representor_cb(void *param, void *config)
 {
 	struct capture_config *cfg = config;
 
-	return copy_flag(cfg->representor, sizeof(cfg->representor), param, "representor");
+	return sample_argp_copy_string(cfg->representor, sizeof(cfg->representor), param, "representor");
 }
 
 static doca_error_t count_cb(void *param, void *config)
@@ -307,65 +209,41 @@ static doca_error_t fill_defaults(void *config)
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t register_flag(const char *short_name, const char *long_name, const char *arguments,
-				  const char *description, enum doca_argp_type type, doca_argp_param_cb_t callback,
-				  bool mandatory)
-{
-	struct doca_argp_param *param;
-	doca_error_t result;
-
-	result = doca_argp_param_create(&param);
-	if (result != DOCA_SUCCESS)
-		return result;
-	doca_argp_param_set_short_name(param, short_name);
-	doca_argp_param_set_long_name(param, long_name);
-	doca_argp_param_set_arguments(param, arguments);
-	doca_argp_param_set_description(param, description);
-	doca_argp_param_set_callback(param, callback);
-	doca_argp_param_set_type(param, type);
-	if (mandatory)
-		doca_argp_param_set_mandatory(param);
-	result = doca_argp_register_param(param);
-	if (result != DOCA_SUCCESS)
-		DOCA_LOG_ERR("Failed to register --%s: %s", long_name, doca_error_get_descr(result));
-	return result;
-}
-
 static doca_error_t register_flags(void)
 {
 	doca_error_t result;
 
-	result = register_flag("r", "role", "<host|dpu>", "Which side this process plays (mandatory)",
-			       DOCA_ARGP_TYPE_STRING, role_cb, true);
+	result = sample_argp_register_flag("r", "role", "<host|dpu>", "Which side this process plays (mandatory)",
+					   DOCA_ARGP_TYPE_STRING, role_cb, true);
 	if (result == DOCA_SUCCESS)
-		result = register_flag(
+		result = sample_argp_register_flag(
 		    "s", "socket", "<path>",
 		    "AF_UNIX control socket: the DPU listens, the host connects (default " CAPTURE_DEFAULT_SOCKET ")",
 		    DOCA_ARGP_TYPE_STRING, socket_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("p", "pci-addr", "<address>",
-				       "Device PCI address (default " CAPTURE_DEFAULT_HOST_PCI_ADDR
-				       " on the host, " CAPTURE_DEFAULT_DPU_PCI_ADDR " on the DPU)",
-				       DOCA_ARGP_TYPE_STRING, pci_addr_cb, false);
+		result = sample_argp_register_flag("p", "pci-addr", "<address>",
+						   "Device PCI address (default " CAPTURE_DEFAULT_HOST_PCI_ADDR
+						   " on the host, " CAPTURE_DEFAULT_DPU_PCI_ADDR " on the DPU)",
+						   DOCA_ARGP_TYPE_STRING, pci_addr_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("R", "representor", "<representor>",
-				       "DPU: the representor to capture on, DPDK's representor= syntax "
-				       "(default " CAPTURE_DEFAULT_REPRESENTOR ", the host PF's)",
-				       DOCA_ARGP_TYPE_STRING, representor_cb, false);
+		result = sample_argp_register_flag("R", "representor", "<representor>",
+						   "DPU: the representor to capture on, DPDK's representor= syntax "
+						   "(default " CAPTURE_DEFAULT_REPRESENTOR ", the host PF's)",
+						   DOCA_ARGP_TYPE_STRING, representor_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("c", "count", "<frames>",
-				       "Host: frames to send on PF0 and expect captured (default 1000)",
-				       DOCA_ARGP_TYPE_INT, count_cb, false);
+		result = sample_argp_register_flag("c", "count", "<frames>",
+						   "Host: frames to send on PF0 and expect captured (default 1000)",
+						   DOCA_ARGP_TYPE_INT, count_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag(
+		result = sample_argp_register_flag(
 		    "e", "external-sender", NULL,
 		    "Host: another program (testpmd, ...) sends the --count frames on PF0; the host checks "
 		    "the records' structure and lists their lengths",
 		    DOCA_ARGP_TYPE_BOOLEAN, external_sender_cb, false);
 	if (result == DOCA_SUCCESS)
-		result =
-		    register_flag("t", "timeout", "<seconds>", "Longest wait for the peer or for frames (default 10)",
-				  DOCA_ARGP_TYPE_INT, timeout_cb, false);
+		result = sample_argp_register_flag("t", "timeout", "<seconds>",
+						   "Longest wait for the peer or for frames (default 10)",
+						   DOCA_ARGP_TYPE_INT, timeout_cb, false);
 	if (result == DOCA_SUCCESS)
 		result = doca_argp_register_validation_callback(fill_defaults);
 	return result;
@@ -374,9 +252,9 @@ static doca_error_t register_flags(void)
 int main(int argc, char **argv)
 {
 	struct capture_config config;
-	struct doca_log_backend *sdk_log;
 	doca_error_t result;
 	int status = EXIT_FAILURE;
+	bool argp_initialised;
 
 	memset(&config, 0, sizeof(config));
 	strcpy(config.socket_path, CAPTURE_DEFAULT_SOCKET);
@@ -384,21 +262,12 @@ int main(int argc, char **argv)
 	config.count = CAPTURE_DEFAULT_COUNT;
 	config.timeout_seconds = CAPTURE_DEFAULT_TIMEOUT_SECONDS;
 
-	if (doca_log_backend_create_standard() != DOCA_SUCCESS ||
-	    doca_log_backend_create_with_file_sdk(stderr, &sdk_log) != DOCA_SUCCESS ||
-	    doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING) != DOCA_SUCCESS)
+	if (sample_log_init() != DOCA_SUCCESS)
 		return EXIT_FAILURE;
-	result = doca_argp_init("dpdk_capture", &config);
+	result = dpdk_sample_argp_start("dpdk_capture", &config, register_flags, argc, argv, &argp_initialised);
 	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to initialise the argument parser: %s", doca_error_get_descr(result));
-		return EXIT_FAILURE;
-	}
-	doca_argp_set_dpdk_program(capture_eal_init);
-	result = register_flags();
-	if (result == DOCA_SUCCESS)
-		result = doca_argp_start(argc, argv);
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to parse the command line: %s", doca_error_get_descr(result));
+		if (!argp_initialised)
+			return EXIT_FAILURE;
 		goto out;
 	}
 	signal(SIGINT, signal_handler);
@@ -412,9 +281,9 @@ int main(int argc, char **argv)
 		DOCA_LOG_ERR("DPDK capture (%s side) failed: %s", config.role == CAPTURE_ROLE_HOST ? "host" : "DPU",
 			     doca_error_get_descr(result));
 out:
-	if (eal_initialised) {
+	if (dpdk_sample_eal_initialised()) {
 		rte_eal_cleanup();
-		remove_own_runtime_dir();
+		dpdk_sample_remove_runtime_dir();
 	}
 	doca_argp_destroy();
 	return status;

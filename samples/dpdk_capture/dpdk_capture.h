@@ -75,14 +75,6 @@ struct capture_report {
 uint32_t capture_frame_length(uint64_t seq);
 void capture_frame_write(uint64_t seq, uint8_t *frame, uint32_t len);
 
-/* rte_eal_init with the arguments before "--", or, without any, a default that needs no
- * hugepages, no PCI device and no other DPDK process. */
-doca_error_t capture_eal_init(int argc, char **argv);
-bool capture_eal_initialised(void);
-
-/* Opens the device at pci_addr (with DMA memcpy support when need_dma). */
-doca_error_t capture_open_device(const char *pci_addr, bool need_dma, struct doca_dev **dev);
-
 /* Whole-message socket I/O with a deadline; DOCA_ERROR_TIME_OUT, DOCA_ERROR_NOT_CONNECTED. */
 doca_error_t capture_send_all(int fd, const void *data, size_t len);
 doca_error_t capture_recv_all(int fd, void *data, size_t len, int timeout_seconds);

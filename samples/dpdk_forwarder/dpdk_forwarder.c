@@ -1,4 +1,4 @@
-// pkg-config: doca-common doca-argp doca-dpdk-bridge libdpdk
+// pkg-config: doca-common doca-dma doca-argp doca-dpdk-bridge libdpdk
 /*
  * DPDK forwarder: a DPU program that forwards packets both ways between the host PF's
  * representor and the uplink p0, through the DOCA DPDK bridge (docs/dpdk-bridge.md).
@@ -19,10 +19,12 @@
 #define _GNU_SOURCE /* DPDK's headers use strnlen and friends */
 /* rte_intr_instance_alloc and its setters are experimental in DPDK 22.11 (stable since 23.11). */
 #define ALLOW_EXPERIMENTAL_API
-#include <dirent.h>
+#include "dpdk_sample_common.h"
+#include "sample_argp.h"
+#include "sample_common.h"
+
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -83,34 +85,6 @@ struct direction {
 };
 
 static volatile sig_atomic_t force_quit;
-static bool eal_initialised;
-/* The EAL's run-time directory when this program chose the file prefix: removed at exit, so that
- * runs leave nothing behind (DPDK 22.11 keeps it, and refuses --in-memory with --no-huge). */
-static char own_runtime_dir[PATH_MAX];
-
-/* Removes own_runtime_dir and the files in it (DPDK puts no directories there). */
-static void remove_own_runtime_dir(void)
-{
-	DIR *dir;
-	struct dirent *entry;
-
-	if (own_runtime_dir[0] == '\0')
-		return;
-	dir = opendir(own_runtime_dir);
-	if (dir != NULL) {
-		while ((entry = readdir(dir)) != NULL) {
-			char path[PATH_MAX + 256];
-
-			if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", own_runtime_dir, entry->d_name);
-			unlink(path);
-		}
-		closedir(dir);
-	}
-	rmdir(own_runtime_dir);
-}
-
 static void signal_handler(int signum)
 {
 	(void)signum;
@@ -119,26 +93,16 @@ static void signal_handler(int signum)
 
 /* --- command line --- */
 
-static doca_error_t copy_flag(char *into, size_t size, const char *value, const char *flag)
-{
-	if (value[0] == '\0' || strlen(value) >= size) {
-		DOCA_LOG_ERR("--%s: the value must have 1 to %zu characters", flag, size - 1);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	strcpy(into, value);
-	return DOCA_SUCCESS;
-}
-
 static doca_error_t pci_addr_cb(void *param, void *config)
 {
-	return copy_flag(((struct fwd_config *)config)->pci_addr, sizeof(((struct fwd_config *)config)->pci_addr),
-			 param, "pci-addr");
+	return sample_argp_copy_string(((struct fwd_config *)config)->pci_addr,
+				       sizeof(((struct fwd_config *)config)->pci_addr), param, "pci-addr");
 }
 
 static doca_error_t representor_cb(void *param, void *config)
 {
-	return copy_flag(((struct fwd_config *)config)->representor, sizeof(((struct fwd_config *)config)->representor),
-			 param, "representor");
+	return sample_argp_copy_string(((struct fwd_config *)config)->representor,
+				       sizeof(((struct fwd_config *)config)->representor), param, "representor");
 }
 
 static doca_error_t devargs_cb(void *param, void *config)
@@ -178,111 +142,37 @@ static doca_error_t stats_cb(void *param, void *config)
 	return DOCA_SUCCESS;
 }
 
-static doca_error_t register_flag(const char *short_name, const char *long_name, const char *arguments,
-				  const char *description, enum doca_argp_type type, doca_argp_param_cb_t callback)
-{
-	struct doca_argp_param *param;
-	doca_error_t result;
-
-	result = doca_argp_param_create(&param);
-	if (result != DOCA_SUCCESS)
-		return result;
-	doca_argp_param_set_short_name(param, short_name);
-	doca_argp_param_set_long_name(param, long_name);
-	doca_argp_param_set_arguments(param, arguments);
-	doca_argp_param_set_description(param, description);
-	doca_argp_param_set_callback(param, callback);
-	doca_argp_param_set_type(param, type);
-	result = doca_argp_register_param(param);
-	if (result != DOCA_SUCCESS)
-		DOCA_LOG_ERR("Failed to register --%s: %s", long_name, doca_error_get_descr(result));
-	return result;
-}
-
 static doca_error_t register_flags(void)
 {
 	doca_error_t result;
 
-	result = register_flag("p", "pci-addr", "<address>",
-			       "PCI address of the uplink PF (default " DEFAULT_PCI_ADDR ", p0)", DOCA_ARGP_TYPE_STRING,
-			       pci_addr_cb);
+	result = sample_argp_register_flag("p", "pci-addr", "<address>",
+					   "PCI address of the uplink PF (default " DEFAULT_PCI_ADDR ", p0)",
+					   DOCA_ARGP_TYPE_STRING, pci_addr_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag(
+		result = sample_argp_register_flag(
 		    "r", "representor", "<representor>",
 		    "The representor to forward with, DPDK's representor= syntax (default " DEFAULT_REPRESENTOR
 		    ", the host PF's)",
-		    DOCA_ARGP_TYPE_STRING, representor_cb);
-	if (result == DOCA_SUCCESS)
-		result = register_flag("a", "devargs", "<devargs>",
-				       "Further devargs for doca_dpdk_port_probe (default " DEFAULT_DEVARGS ")",
-				       DOCA_ARGP_TYPE_STRING, devargs_cb);
+		    DOCA_ARGP_TYPE_STRING, representor_cb, false);
 	if (result == DOCA_SUCCESS)
 		result =
-		    register_flag("d", "duration", "<seconds>", "Stop after this many seconds (default 0: on a signal)",
-				  DOCA_ARGP_TYPE_INT, duration_cb);
+		    sample_argp_register_flag("a", "devargs", "<devargs>",
+					      "Further devargs for doca_dpdk_port_probe (default " DEFAULT_DEVARGS ")",
+					      DOCA_ARGP_TYPE_STRING, devargs_cb, false);
 	if (result == DOCA_SUCCESS)
-		result = register_flag("s", "stats", "<seconds>",
-				       "Print the counters every this many seconds (default 0: only at the end)",
-				       DOCA_ARGP_TYPE_INT, stats_cb);
+		result = sample_argp_register_flag("d", "duration", "<seconds>",
+						   "Stop after this many seconds (default 0: on a signal)",
+						   DOCA_ARGP_TYPE_INT, duration_cb, false);
+	if (result == DOCA_SUCCESS)
+		result =
+		    sample_argp_register_flag("s", "stats", "<seconds>",
+					      "Print the counters every this many seconds (default 0: only at the end)",
+					      DOCA_ARGP_TYPE_INT, stats_cb, false);
 	return result;
 }
 
-/* The EAL gets the arguments before "--"; with none, a default that needs no hugepages, no PCI
- * device and no other DPDK process (a file prefix of its own). */
-static doca_error_t eal_init(int argc, char **argv)
-{
-	char prefix[64];
-	char *defaults[] = {
-	    argv[0], "-l", "0", "--no-huge", "-m", "256", "--no-pci", "--no-telemetry", prefix, "--log-level=*:warning",
-	    NULL};
-	int ret;
-
-	if (argc <= 1) {
-		snprintf(prefix, sizeof(prefix), "--file-prefix=dpdk_forwarder_%d", (int)getpid());
-		argc = (int)(sizeof(defaults) / sizeof(defaults[0])) - 1;
-		argv = defaults;
-	}
-	ret = rte_eal_init(argc, argv);
-	if (ret < 0) {
-		DOCA_LOG_ERR("rte_eal_init failed: %s", rte_strerror(rte_errno));
-		return DOCA_ERROR_DRIVER;
-	}
-	eal_initialised = true;
-	if (argv == defaults)
-		snprintf(own_runtime_dir, sizeof(own_runtime_dir), "%s", rte_eal_get_runtime_dir());
-	return DOCA_SUCCESS;
-}
-
 /* --- devices and ports --- */
-
-static doca_error_t open_device(const char *pci_addr, struct doca_dev **dev)
-{
-	struct doca_devinfo **list;
-	uint32_t count;
-	doca_error_t result;
-
-	*dev = NULL;
-	result = doca_devinfo_create_list(&list, &count);
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to list devices: %s", doca_error_get_descr(result));
-		return result;
-	}
-	for (uint32_t i = 0; i < count && *dev == NULL; i++) {
-		uint8_t equal = 0;
-
-		if (doca_devinfo_is_equal_pci_addr(list[i], pci_addr, &equal) != DOCA_SUCCESS || !equal)
-			continue;
-		result = doca_dev_open(list[i], dev);
-		if (result != DOCA_SUCCESS)
-			DOCA_LOG_ERR("Failed to open the device at %s: %s", pci_addr, doca_error_get_descr(result));
-	}
-	doca_devinfo_destroy_list(list);
-	if (*dev == NULL) {
-		DOCA_LOG_ERR("No device at %s could be opened", pci_addr);
-		return DOCA_ERROR_NOT_FOUND;
-	}
-	return DOCA_SUCCESS;
-}
 
 static doca_error_t start_port(uint16_t port_id, struct rte_mempool *pool)
 {
@@ -636,7 +526,7 @@ static doca_error_t run(const struct fwd_config *config)
 	result = worker_create();
 	if (result != DOCA_SUCCESS)
 		return result;
-	result = open_device(config->pci_addr, &dev);
+	result = sample_open_device(config->pci_addr, false, &dev);
 	if (result != DOCA_SUCCESS)
 		return result;
 	snprintf(devargs, sizeof(devargs), "%s%srepresentor=%s", config->devargs, config->devargs[0] ? "," : "",
@@ -698,31 +588,22 @@ close_dev:
 int main(int argc, char **argv)
 {
 	struct fwd_config config;
-	struct doca_log_backend *sdk_log;
 	doca_error_t result;
 	int status = EXIT_FAILURE;
+	bool argp_initialised;
 
 	memset(&config, 0, sizeof(config));
 	strcpy(config.pci_addr, DEFAULT_PCI_ADDR);
 	strcpy(config.representor, DEFAULT_REPRESENTOR);
 	strcpy(config.devargs, DEFAULT_DEVARGS);
 
-	if (doca_log_backend_create_standard() != DOCA_SUCCESS ||
-	    doca_log_backend_create_with_file_sdk(stderr, &sdk_log) != DOCA_SUCCESS ||
-	    doca_log_backend_set_sdk_level(sdk_log, DOCA_LOG_LEVEL_WARNING) != DOCA_SUCCESS)
+	if (sample_log_init() != DOCA_SUCCESS)
 		return EXIT_FAILURE;
 
-	result = doca_argp_init("dpdk_forwarder", &config);
+	result = dpdk_sample_argp_start("dpdk_forwarder", &config, register_flags, argc, argv, &argp_initialised);
 	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to initialise the argument parser: %s", doca_error_get_descr(result));
-		return EXIT_FAILURE;
-	}
-	doca_argp_set_dpdk_program(eal_init);
-	result = register_flags();
-	if (result == DOCA_SUCCESS)
-		result = doca_argp_start(argc, argv);
-	if (result != DOCA_SUCCESS) {
-		DOCA_LOG_ERR("Failed to parse the command line: %s", doca_error_get_descr(result));
+		if (!argp_initialised)
+			return EXIT_FAILURE;
 		goto destroy_argp;
 	}
 
@@ -733,10 +614,10 @@ int main(int argc, char **argv)
 		status = EXIT_SUCCESS;
 
 destroy_argp:
-	if (eal_initialised) {
+	if (dpdk_sample_eal_initialised()) {
 		rte_eal_cleanup();
 		worker_release();
-		remove_own_runtime_dir();
+		dpdk_sample_remove_runtime_dir();
 	}
 	doca_argp_destroy();
 	return status;

@@ -17,8 +17,8 @@ export LD_LIBRARY_PATH="$prefix/lib/softdpu-rdma:$prefix/lib${LD_LIBRARY_PATH:+:
 
 shopt -s nullglob
 # Set-up shared by the PE/DMA samples (device, mmap, buffers, PE) is compiled into each sample
-# that includes sample_common.h.
-common_srcs=("$source_dir"/samples/common/*.c)
+# that includes sample_common.h (the argp and DPDK helpers there are for the apps in folders).
+common_srcs=("$source_dir"/samples/common/sample_common.c)
 count=0
 for src in "$source_dir"/samples/*.c; do
   name=$(basename "$src" .c)

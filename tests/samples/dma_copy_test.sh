@@ -27,7 +27,7 @@ app_dir="$source_dir/samples/dma_copy"
 cflags=(-std=c11 -Wall -Wextra -Werror -DDOCA_ALLOW_EXPERIMENTAL_API -I "$source_dir/samples/common" -I "$app_dir")
 # shellcheck disable=SC2207
 libs=($(pkg-config --cflags --libs doca-common doca-dma doca-argp))
-common_srcs=("$source_dir"/samples/common/*.c)
+common_srcs=("$source_dir"/samples/common/sample_common.c "$source_dir"/samples/common/sample_argp.c)
 app_srcs=("$app_dir"/*.c)
 part_srcs=()
 for src in "${app_srcs[@]}"; do

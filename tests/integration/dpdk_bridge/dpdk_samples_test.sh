@@ -111,12 +111,14 @@ cmake --install "$build_dir" --prefix "$prefix" >/dev/null || fail "cmake --inst
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export LD_LIBRARY_PATH="$prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 pkg-config --exists doca-dpdk-bridge || { echo "SKIP: the DPDK bridge is not built"; exit 77; }
-cflags=(-std=c11 -Wall -Wextra -Werror -DDOCA_ALLOW_EXPERIMENTAL_API)
+cflags=(-std=c11 -Wall -Wextra -Werror -DDOCA_ALLOW_EXPERIMENTAL_API -I "$source_dir/samples/common")
+# What the DPDK samples share with each other and with the other samples (samples/common).
+common_srcs=("$source_dir"/samples/common/{sample_common,sample_argp,dpdk_sample_common}.c)
 for sample in dpdk_forwarder dpdk_capture; do
 	src_dir="$source_dir/samples/$sample"
 	pkgs=$(sed -n 's|^// pkg-config: *||p' "$src_dir/$sample.c" | head -1)
 	# shellcheck disable=SC2046,SC2086
-	cc "${cflags[@]}" -o "$out/$sample" "$src_dir"/*.c $(pkg-config --cflags --libs $pkgs) ||
+	cc "${cflags[@]}" -o "$out/$sample" "$src_dir"/*.c "${common_srcs[@]}" $(pkg-config --cflags --libs $pkgs) ||
 		fail "building samples/$sample"
 done
 forwarder=$out/dpdk_forwarder
