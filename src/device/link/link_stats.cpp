@@ -13,13 +13,14 @@ namespace softdpu::device {
 
 namespace {
 
-constexpr char kMagic[8] = {'S', 'D', 'P', 'L', 'S', 'T', 'A', 'T'};
+// "SDPLSTAT" as the file's first eight bytes (little-endian).
+constexpr uint64_t kMagic = 0x5441'5453'4c50'4453ULL;
 constexpr uint32_t kVersion = 1;
 constexpr size_t kFileSize = 4096;
 
 // The file: a header, then the counters (64 bytes in all, one page on disk).
 struct FileLayout {
-	char magic[8];
+	uint64_t magic; // written last (release), read first (acquire): the rest is then complete
 	uint32_t version;
 	uint32_t pid;
 	LinkStats stats;
@@ -115,7 +116,7 @@ LinkStatsFile::Created LinkStatsFile::create(const std::string &path, uint32_t p
 			const int err = errno;
 			FileLayout header{};
 			const bool known = pread(old.fd, &header, sizeof(header), 0) == ssize_t(sizeof(header)) &&
-					   std::memcmp(header.magic, kMagic, sizeof(kMagic)) == 0;
+					   header.magic == kMagic;
 			if (err == EAGAIN || err == EACCES) {
 				result.error = Error::in_use;
 				result.reason =
@@ -151,8 +152,7 @@ LinkStatsFile::Created LinkStatsFile::create(const std::string &path, uint32_t p
 			layout->version = kVersion;
 			layout->pid = pid;
 			layout->stats = LinkStats{};
-			std::atomic_thread_fence(std::memory_order_release);
-			std::memcpy(layout->magic, kMagic, sizeof(kMagic));
+			std::atomic_ref<uint64_t>(layout->magic).store(kMagic, std::memory_order_release);
 			if (rename(building.c_str(), path.c_str()) != 0)
 				failed = "rename";
 		}
@@ -193,8 +193,8 @@ std::optional<LinkStatsReading> read_link_stats(const std::string &path)
 		void *map = mmap(nullptr, sizeof(FileLayout), PROT_READ, MAP_SHARED, fd, 0);
 		if (map != MAP_FAILED) {
 			const auto *layout = static_cast<const FileLayout *>(map);
-			if (std::memcmp(layout->magic, kMagic, sizeof(kMagic)) == 0 && layout->version == kVersion) {
-				std::atomic_thread_fence(std::memory_order_acquire);
+			if (std::atomic_ref<const uint64_t>(layout->magic).load(std::memory_order_acquire) == kMagic &&
+			    layout->version == kVersion) {
 				LinkStatsReading out;
 				out.pid = layout->pid;
 				out.stats.rx = {load(layout->stats.rx.packets), load(layout->stats.rx.bytes),
