@@ -16,6 +16,18 @@ require_tap() {
 	command -v ping >/dev/null || skip "no ping (iputils-ping)"
 }
 
+# wait_for DESCRIPTION COMMAND...: until COMMAND succeeds, 10 s at most; then the caller's
+# fail DESCRIPTION.
+wait_for() {
+	local what=$1
+	shift
+	for _ in $(seq 100); do
+		"$@" && return 0
+		sleep 0.1
+	done
+	fail "$what"
+}
+
 # state_of LINK: the link's state as "$cli link list --json" sees it (the caller sets cli).
 state_of() {
 	"$cli" link list --json | python3 -c '

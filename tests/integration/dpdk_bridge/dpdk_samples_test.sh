@@ -435,15 +435,6 @@ tap-ping)
 		ip netns exec "$ns" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 ||
 			fail "disabling IPv6 in $ns"
 	done
-	wait_for() { # DESCRIPTION COMMAND...: up to 10 s
-		local what=$1
-		shift
-		for _ in $(seq 100); do
-			"$@" && return 0
-			sleep 0.1
-		done
-		fail "$what"
-	}
 	is_connected() { [ "$(state_of "$1")" = connected ]; }
 	counters() { # the attached ends' counters: host PF0's end of hpf0, the outside end of p0
 		"$cli" link list --json | python3 -c '

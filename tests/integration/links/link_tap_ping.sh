@@ -43,15 +43,6 @@ ip netns add "$ns_a" 2>/dev/null || skip "ip netns add does not work here"
 ip netns add "$ns_b" || fail "ip netns add $ns_b"
 mkdir -p "$SOFTDPU_RUN_DIR/links"
 
-wait_for() { # DESCRIPTION COMMAND...: up to 10 s
-	local what=$1
-	shift
-	for _ in $(seq 100); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	fail "$what"
-}
 counters() { # the counters of the three attached ends, as JSON
 	"$cli" link list --json | python3 -c '
 import json, sys
