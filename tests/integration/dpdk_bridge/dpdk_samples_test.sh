@@ -193,6 +193,18 @@ wait_link() {
 	done
 	fail "testpmd's link did not come up ($2)"
 }
+# start_tx_testpmd PREFIX LINK LOG: the sending testpmd (tx_pid) on LINK's end, in io forwarding
+# with retry, its commands from fd 3 (the fifo tx.in), once its link is up.
+start_tx_testpmd() {
+	# shellcheck disable=SC2046
+	timeout -s KILL $LIMIT stdbuf -oL "$testpmd" $(tp_eal "$1") --vdev="$(vdev "$2")" -- "${tp_app[@]}" \
+		--forward-mode=io <"$work/tx.in" >"$3" 2>&1 &
+	tx_pid=$!
+	pids+=("$tx_pid")
+	exec 3>"$work/tx.in"
+	wait_link 3 "$3"
+	echo "set fwd io retry" >&3
+}
 # start_peers COUNT TIMEOUT LINGER: link_peer on host PF0 (pf0_pid) and on the outside end of p0
 # (p0_pid), exchanging COUNT frames each way, logs pf0.log and p0.log.
 start_peers() {
@@ -258,16 +270,9 @@ testpmd)
 		wait_link 4 "$rx_log"
 		echo "set verbose 1" >&4
 		echo "start" >&4
-		# shellcheck disable=SC2046
-		timeout -s KILL $LIMIT stdbuf -oL "$testpmd" $(tp_eal "tx$from") --vdev="$(vdev "$from")" -- "${tp_app[@]}" \
-			--forward-mode=io <"$work/tx.in" >"$tx_log" 2>&1 &
-		tx_pid=$!
-		pids+=("$tx_pid")
-		exec 3>"$work/tx.in"
-		wait_link 3 "$tx_log"
 		# io forwarding with retry: "start tx_first N" sends N bursts of 32 txonly frames, retrying
 		# on a full ring; nothing comes back, so nothing else is sent.
-		echo "set fwd io retry" >&3
+		start_tx_testpmd "tx$from" "$from" "$tx_log"
 		expected=0
 		for size in "${sizes[@]}"; do
 			echo "set txpkts $size" >&3
@@ -355,14 +360,7 @@ capture-testpmd)
 	grep -q "Waiting for $expected frames" "$work/capture-host.log" || fail "the capture host is not waiting"
 	rm -f "$work/tx.in"
 	mkfifo "$work/tx.in"
-	# shellcheck disable=SC2046
-	timeout -s KILL $LIMIT stdbuf -oL "$testpmd" $(tp_eal cap) --vdev="$(vdev hpf0)" -- "${tp_app[@]}" \
-		--forward-mode=io <"$work/tx.in" >"$work/tx-hpf0.log" 2>&1 &
-	tx_pid=$!
-	pids+=("$tx_pid")
-	exec 3>"$work/tx.in"
-	wait_link 3 "$work/tx-hpf0.log"
-	echo "set fwd io retry" >&3
+	start_tx_testpmd cap hpf0 "$work/tx-hpf0.log"
 	for size in 64 1500 9000; do
 		echo "set txpkts $size" >&3
 		echo "start tx_first 16" >&3
