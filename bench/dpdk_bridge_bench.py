@@ -58,6 +58,7 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_procs import LoggedProcess  # noqa: E402
 from memif_bench import (RING_TAIL_OFFSET, WRAP_RISK_STEP, cpu_model, cpu_seconds,  # noqa: E402
                          load_average, percentile, shared_ring_header)
 
@@ -72,44 +73,12 @@ FORWARDER = "testpmd -> fwd -> testpmd"
 IO_FORWARDER = "testpmd -> testpmd io -> testpmd"
 
 
-class Process:
+class Process(LoggedProcess):
     """One process of a pairing, its output in a log file."""
 
     def __init__(self, name, role, command, workdir, env=None, prefix=None):
-        self.name, self.role, self.prefix = name, role, prefix
-        self.log_path = os.path.join(workdir, f"{name}.log")
-        self.log = open(self.log_path, "w+")
-        self.command = command
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self.log,
-                                        stderr=subprocess.STDOUT, env=env)
-
-    @property
-    def pid(self):
-        return self.process.pid
-
-    def alive(self):
-        return self.process.poll() is None
-
-    def log_text(self):
-        with open(self.log_path, errors="replace") as log:
-            return log.read()
-
-    def signal(self, sig):
-        if self.alive():
-            self.process.send_signal(sig)
-
-    def stop(self):
-        self.signal(signal.SIGCONT)
-        self.signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
-        if self.prefix:
-            for base in ("/var/run/dpdk", os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")):
-                shutil.rmtree(os.path.join(base, self.prefix), ignore_errors=True)
+        super().__init__(name, command, workdir, env=env, prefix=prefix)
+        self.role = role
 
 
 # CPUs: the receiver (or forwarder), the sender, the forwarder's far receiver (--cpus); EAL options

@@ -51,6 +51,10 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_procs import LoggedProcess  # noqa: E402
+
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 MEMIF_COOKIE = 0x3E31F20
 RING_TAIL_OFFSET = 64  # memif_ring_t: cookie, flags, head in cache line 0; tail in cache line 1
@@ -64,12 +68,11 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
 
 
-class Side:
+class Side(LoggedProcess):
     """One process of a pairing: ours (softdpu memif) or testpmd."""
 
     def __init__(self, kind, role, cpu, size, socket, softdpu, workdir, name):
-        self.kind, self.role, self.name = kind, role, name
-        self.log_path = os.path.join(workdir, f"{name}.log")
+        self.kind, self.role = kind, role
         self.prefix = None
         if kind in SOFTDPU_KINDS:
             application = "sink" if role == "server" else "gen"
@@ -89,32 +92,7 @@ class Side:
                        "--no-flush-rx"]
             if mode == "txonly":
                 command.append(f"--txpkts={size}")
-        self.log = open(self.log_path, "w+")
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
-
-    def alive(self):
-        return self.process.poll() is None
-
-    def log_text(self):
-        with open(self.log_path, errors="replace") as log:
-            return log.read()
-
-    def signal(self, sig):
-        if self.alive():
-            self.process.send_signal(sig)
-
-    def stop(self):
-        self.signal(signal.SIGCONT)
-        self.signal(signal.SIGINT)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        self.log.close()
-        if self.prefix:
-            for base in ("/var/run/dpdk", os.path.join(os.environ.get("XDG_RUNTIME_DIR", "/tmp"), "dpdk")):
-                shutil.rmtree(os.path.join(base, self.prefix), ignore_errors=True)
+        super().__init__(name, command, workdir, prefix=self.prefix)
 
 
 def shared_ring_header(pid):

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/unique_fd.hpp"
+
 namespace softdpu::device {
 
 namespace {
@@ -39,19 +41,6 @@ bool same_file(int fd, const std::string &path)
 	return fstat(fd, &by_fd) == 0 && stat(path.c_str(), &by_path) == 0 && by_fd.st_dev == by_path.st_dev &&
 	       by_fd.st_ino == by_path.st_ino;
 }
-
-// Closes an fd when it goes out of scope.
-struct Fd {
-	int fd = -1;
-	explicit Fd(int value) : fd(value) {}
-	Fd(const Fd &) = delete;
-	Fd &operator=(const Fd &) = delete;
-	~Fd()
-	{
-		if (fd >= 0)
-			close(fd);
-	}
-};
 
 struct flock whole_file(short type)
 {
@@ -106,16 +95,16 @@ LinkStatsFile::Created LinkStatsFile::create(const std::string &path, uint32_t p
 	// A keeper that is leaving unlinks the file before it lets go of the lock: a file locked here
 	// but no longer at path is such a one's (or one just replaced), and we start again.
 	for (int attempt = 0; attempt < 8; ++attempt) {
-		Fd old(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-		if (old.fd < 0) {
+		common::UniqueFd old(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+		if (!old.valid()) {
 			result.error = Error::system;
 			result.reason = system_reason("open", path);
 			return result;
 		}
-		if (!lock_file(old.fd)) {
+		if (!lock_file(old.get())) {
 			const int err = errno;
 			FileLayout header{};
-			const bool known = pread(old.fd, &header, sizeof(header), 0) == ssize_t(sizeof(header)) &&
+			const bool known = pread(old.get(), &header, sizeof(header), 0) == ssize_t(sizeof(header)) &&
 					   header.magic == kMagic;
 			if (err == EAGAIN || err == EACCES) {
 				result.error = Error::in_use;
@@ -128,23 +117,23 @@ LinkStatsFile::Created LinkStatsFile::create(const std::string &path, uint32_t p
 			}
 			return result;
 		}
-		if (!same_file(old.fd, path))
+		if (!same_file(old.get(), path))
 			continue;
 		const std::string building = path + "." + std::to_string(pid) + ".new";
 		unlink(building.c_str()); // one left by an earlier process with our pid
-		Fd fd(open(building.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-		if (fd.fd < 0) {
+		common::UniqueFd fd(open(building.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+		if (!fd.valid()) {
 			result.error = Error::system;
 			result.reason = system_reason("open", building);
 			return result;
 		}
 		void *map = MAP_FAILED;
 		const char *failed = nullptr;
-		if (ftruncate(fd.fd, kFileSize) != 0)
+		if (ftruncate(fd.get(), kFileSize) != 0)
 			failed = "ftruncate";
-		else if (!lock_file(fd.fd))
+		else if (!lock_file(fd.get()))
 			failed = "fcntl(F_OFD_SETLK)";
-		else if (map = mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd.fd, 0);
+		else if (map = mmap(nullptr, kFileSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
 			 map == MAP_FAILED)
 			failed = "mmap";
 		if (failed == nullptr) {
@@ -164,8 +153,8 @@ LinkStatsFile::Created LinkStatsFile::create(const std::string &path, uint32_t p
 			unlink(building.c_str());
 			return result;
 		}
-		result.file.reset(new LinkStatsFile(path, fd.fd, map));
-		fd.fd = -1;
+		result.file.reset(new LinkStatsFile(path, fd.get(), map));
+		fd.release();
 		return result;
 	}
 	result.error = Error::system;

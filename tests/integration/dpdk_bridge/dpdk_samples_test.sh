@@ -44,6 +44,8 @@ source_dir=$2
 link_peer=$3
 mode=$4
 count=${5:-20000}
+# shellcheck source=../../support/link_helpers.sh
+source "$(dirname "$0")/../../support/link_helpers.sh"
 
 case $mode in peers | testpmd | capture | capture-testpmd | peer-restart | tap-ping | errors) ;; *) echo "unknown mode $mode" >&2; exit 2 ;; esac
 testpmd=${DPDK_TESTPMD:-$(command -v dpdk-testpmd || true)}
@@ -56,10 +58,7 @@ if [ "$mode" = tap-ping ]; then
 		echo "SKIP: $*"
 		exit 77
 	}
-	[ "$(id -u)" = 0 ] || skip "not root (a TAP needs CAP_NET_ADMIN)"
-	[ -c /dev/net/tun ] || skip "no /dev/net/tun"
-	command -v ip >/dev/null || skip "no ip (iproute2)"
-	command -v ping >/dev/null || skip "no ping (iputils-ping)"
+	require_tap
 	ip netns add "sdpu-probe-$$" 2>/dev/null || skip "ip netns add does not work here"
 	ip netns del "sdpu-probe-$$"
 fi
@@ -194,20 +193,35 @@ wait_link() {
 	done
 	fail "testpmd's link did not come up ($2)"
 }
-case $mode in
-peers)
-	start_forwarder
-	# Each peer lingers once it has everything, until the forwarder stops: the forwarder stops
-	# before its peers leave (see the note on DPDK's net_memif at the top).
-	SOFTDPU_SIDE=host timeout -s KILL $LIMIT "$link_peer" --name pf0 --count "$count" --timeout 90 --linger 30 \
+# start_tx_testpmd PREFIX LINK LOG: the sending testpmd (tx_pid) on LINK's end, in io forwarding
+# with retry, its commands from fd 3 (the fifo tx.in), once its link is up.
+start_tx_testpmd() {
+	# shellcheck disable=SC2046
+	timeout -s KILL $LIMIT stdbuf -oL "$testpmd" $(tp_eal "$1") --vdev="$(vdev "$2")" -- "${tp_app[@]}" \
+		--forward-mode=io <"$work/tx.in" >"$3" 2>&1 &
+	tx_pid=$!
+	pids+=("$tx_pid")
+	exec 3>"$work/tx.in"
+	wait_link 3 "$3"
+	echo "set fwd io retry" >&3
+}
+# start_peers COUNT TIMEOUT LINGER: link_peer on host PF0 (pf0_pid) and on the outside end of p0
+# (p0_pid), exchanging COUNT frames each way, logs pf0.log and p0.log.
+start_peers() {
+	SOFTDPU_SIDE=host timeout -s KILL $LIMIT "$link_peer" --name pf0 --count "$1" --timeout "$2" --linger "$3" \
 		>"$work/pf0.log" 2>&1 &
 	pf0_pid=$!
 	pids+=("$pf0_pid")
-	timeout -s KILL $LIMIT "$link_peer" --name p0 --outside --count "$count" --timeout 90 --linger 30 \
+	timeout -s KILL $LIMIT "$link_peer" --name p0 --outside --count "$1" --timeout "$2" --linger "$3" \
 		>"$work/p0.log" 2>&1 &
 	p0_pid=$!
 	pids+=("$p0_pid")
-	for _ in $(seq 1000); do
+}
+# finish_peers TRIES WHAT: until both peers have everything (lingering) or one exited, TRIES tenths
+# of a second at most; then stops the forwarder (before its peers leave: see the note on DPDK's
+# net_memif at the top), prints the peers' logs and fails (WHAT: ...) unless both exited 0.
+finish_peers() {
+	for _ in $(seq "$1"); do
 		grep -q "finished; lingering" "$work/pf0.log" 2>/dev/null && grep -q "finished; lingering" "$work/p0.log" 2>/dev/null &&
 			break
 		if ! kill -0 "$pf0_pid" 2>/dev/null || ! kill -0 "$p0_pid" 2>/dev/null; then break; fi
@@ -220,8 +234,16 @@ peers)
 	wait "$p0_pid" || p0_status=$?
 	cat "$work/pf0.log" "$work/p0.log"
 	if [ "$pf0_status" != 0 ] || [ "$p0_status" != 0 ]; then
-		fail "link_peer: pf0 exit $pf0_status, p0 exit $p0_status"
+		fail "$2: pf0 exit $pf0_status, p0 exit $p0_status"
 	fi
+}
+case $mode in
+peers)
+	start_forwarder
+	# Each peer lingers once it has everything, until the forwarder stops: the forwarder stops
+	# before its peers leave (see the note on DPDK's net_memif at the top).
+	start_peers "$count" 90 30
+	finish_peers 1000 "link_peer"
 	# Both peers send the same frames, plus one 64-byte "done" frame each.
 	bytes=$(sed -n 's/.*link_peer pf0: sent [0-9]* frames (\([0-9]*\) bytes).*/\1/p' "$work/pf0.log")
 	check_direction "representor -> uplink" $((count + 1)) $((bytes + 64))
@@ -248,16 +270,9 @@ testpmd)
 		wait_link 4 "$rx_log"
 		echo "set verbose 1" >&4
 		echo "start" >&4
-		# shellcheck disable=SC2046
-		timeout -s KILL $LIMIT stdbuf -oL "$testpmd" $(tp_eal "tx$from") --vdev="$(vdev "$from")" -- "${tp_app[@]}" \
-			--forward-mode=io <"$work/tx.in" >"$tx_log" 2>&1 &
-		tx_pid=$!
-		pids+=("$tx_pid")
-		exec 3>"$work/tx.in"
-		wait_link 3 "$tx_log"
 		# io forwarding with retry: "start tx_first N" sends N bursts of 32 txonly frames, retrying
 		# on a full ring; nothing comes back, so nothing else is sent.
-		echo "set fwd io retry" >&3
+		start_tx_testpmd "tx$from" "$from" "$tx_log"
 		expected=0
 		for size in "${sizes[@]}"; do
 			echo "set txpkts $size" >&3
@@ -345,14 +360,7 @@ capture-testpmd)
 	grep -q "Waiting for $expected frames" "$work/capture-host.log" || fail "the capture host is not waiting"
 	rm -f "$work/tx.in"
 	mkfifo "$work/tx.in"
-	# shellcheck disable=SC2046
-	timeout -s KILL $LIMIT stdbuf -oL "$testpmd" $(tp_eal cap) --vdev="$(vdev hpf0)" -- "${tp_app[@]}" \
-		--forward-mode=io <"$work/tx.in" >"$work/tx-hpf0.log" 2>&1 &
-	tx_pid=$!
-	pids+=("$tx_pid")
-	exec 3>"$work/tx.in"
-	wait_link 3 "$work/tx-hpf0.log"
-	echo "set fwd io retry" >&3
+	start_tx_testpmd cap hpf0 "$work/tx-hpf0.log"
 	for size in 64 1500 9000; do
 		echo "set txpkts $size" >&3
 		echo "start tx_first 16" >&3
@@ -387,21 +395,11 @@ peer-restart)
 		done
 		fail "the forwarder logged \"$1\" fewer than $2 times in 10 s"
 	}
-	start_peers() { # start_peers COUNT LINGER
-		SOFTDPU_SIDE=host timeout -s KILL $LIMIT "$link_peer" --name pf0 --count "$1" --timeout 60 --linger "$2" \
-			>"$work/pf0.log" 2>&1 &
-		pf0_pid=$!
-		pids+=("$pf0_pid")
-		timeout -s KILL $LIMIT "$link_peer" --name p0 --outside --count "$1" --timeout 60 --linger "$2" \
-			>"$work/p0.log" 2>&1 &
-		p0_pid=$!
-		pids+=("$p0_pid")
-	}
 	hpf0_down="hpf0_s): link down"
 	p0_down="p0_s): link down"
 	for round in $(seq "$count"); do
 		# Both peers connect (both links up in the forwarder) and exchange frames for a while.
-		start_peers 100000000 0
+		start_peers 100000000 60 0
 		wait_log "hpf0_s): link up" "$round"
 		wait_log "p0_s): link up" "$round"
 		sleep 0.3
@@ -418,22 +416,8 @@ peer-restart)
 	done
 	echo "ok: $count peers SIGKILLed mid-traffic (host PF0's and p0's by turns), the forwarder still runs"
 	# Frames flow again, end to end, every byte and the order checked.
-	start_peers 5000 30
-	for _ in $(seq 600); do
-		grep -q "finished; lingering" "$work/pf0.log" 2>/dev/null && grep -q "finished; lingering" "$work/p0.log" 2>/dev/null &&
-			break
-		if ! kill -0 "$pf0_pid" 2>/dev/null || ! kill -0 "$p0_pid" 2>/dev/null; then break; fi
-		sleep 0.1
-	done
-	stop_forwarder
-	pf0_status=0
-	wait "$pf0_pid" || pf0_status=$?
-	p0_status=0
-	wait "$p0_pid" || p0_status=$?
-	cat "$work/pf0.log" "$work/p0.log"
-	if [ "$pf0_status" != 0 ] || [ "$p0_status" != 0 ]; then
-		fail "link_peer after the restarts: pf0 exit $pf0_status, p0 exit $p0_status"
-	fi
+	start_peers 5000 60 30
+	finish_peers 600 "link_peer after the restarts"
 	echo "ok: after $count restarts, 5000 frames each way arrived intact and in order; the forwarder stopped cleanly"
 	;;
 
@@ -449,20 +433,6 @@ tap-ping)
 		ip netns exec "$ns" sysctl -q -w net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1 ||
 			fail "disabling IPv6 in $ns"
 	done
-	wait_for() { # DESCRIPTION COMMAND...: up to 10 s
-		local what=$1
-		shift
-		for _ in $(seq 100); do
-			"$@" && return 0
-			sleep 0.1
-		done
-		fail "$what"
-	}
-	state_of() {
-		"$cli" link list --json | python3 -c '
-import json, sys
-print({l["name"]: l for l in json.load(sys.stdin)["links"]}[sys.argv[1]]["state"])' "$1"
-	}
 	is_connected() { [ "$(state_of "$1")" = connected ]; }
 	counters() { # the attached ends' counters: host PF0's end of hpf0, the outside end of p0
 		"$cli" link list --json | python3 -c '

@@ -14,6 +14,8 @@ set -uo pipefail
 cli=$1
 peer=$2
 count=$3
+# shellcheck source=../../support/link_helpers.sh
+source "$(dirname "$0")/../../support/link_helpers.sh"
 unset SOFTDPU_TOPOLOGY SOFTDPU_SIDE
 top=$(mktemp -d "${TMPDIR:-/tmp}/softdpu-attach-XXXXXX") || exit 1
 run_a=$top/a
@@ -21,9 +23,7 @@ run_b=$top/b
 mkdir -p "$run_a" "$run_b/links"
 pids=()
 cleanup() {
-	for pid in "${pids[@]}"; do
-		[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid"
-	done
+	stop_pids
 	rm -rf "$top"
 }
 trap cleanup EXIT

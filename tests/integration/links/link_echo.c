@@ -76,9 +76,7 @@ int main(int argc, char **argv)
 		}
 		memif_buffer_t rx[BURST];
 		uint16_t n = 0;
-		int err = memif_rx_burst(app.conn, 0, rx, BURST, &n);
-		if (err != MEMIF_ERR_SUCCESS && err != MEMIF_ERR_NOBUF) {
-			fprintf(stderr, "%s: memif_rx_burst: %s\n", prog, memif_strerror(err));
+		if (link_rx_burst(&app, prog, rx, BURST, &n) != 0) {
 			failed = 1;
 			break;
 		}
@@ -92,6 +90,7 @@ int main(int argc, char **argv)
 			}
 			memif_buffer_t tx;
 			uint16_t got = 0;
+			int err = MEMIF_ERR_SUCCESS;
 			while (!failed && got == 0) {
 				err = memif_buffer_alloc(app.conn, 0, &tx, 1, &got, rx[i].len);
 				if (err == MEMIF_ERR_NOBUF_RING) {
@@ -116,13 +115,8 @@ int main(int argc, char **argv)
 			}
 			++echoed;
 		}
-		if (n > 0 && !failed) {
-			err = memif_refill_queue(app.conn, 0, n, 0);
-			if (err != MEMIF_ERR_SUCCESS) {
-				fprintf(stderr, "%s: memif_refill_queue: %s\n", prog, memif_strerror(err));
-				failed = 1;
-			}
-		}
+		if (n > 0 && !failed && link_refill(&app, prog, n) != 0)
+			failed = 1;
 	}
 	printf("%s: echoed %llu frames\n", prog, (unsigned long long)echoed);
 	memif_app_close(&app);

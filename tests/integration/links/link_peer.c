@@ -175,9 +175,7 @@ int main(int argc, char **argv)
 		/* Receive and compare. */
 		memif_buffer_t bufs[BURST];
 		uint16_t n = 0;
-		int err = memif_rx_burst(app.conn, 0, bufs, BURST, &n);
-		if (err != MEMIF_ERR_SUCCESS && err != MEMIF_ERR_NOBUF) {
-			fprintf(stderr, "%s: memif_rx_burst: %s\n", prog, memif_strerror(err));
+		if (link_rx_burst(&app, prog, bufs, BURST, &n) != 0) {
 			failed = 1;
 			break;
 		}
@@ -219,13 +217,8 @@ int main(int argc, char **argv)
 				++received;
 			}
 		}
-		if (n > 0) {
-			err = memif_refill_queue(app.conn, 0, n, 0);
-			if (err != MEMIF_ERR_SUCCESS) {
-				fprintf(stderr, "%s: memif_refill_queue: %s\n", prog, memif_strerror(err));
-				failed = 1;
-			}
-		}
+		if (n > 0 && link_refill(&app, prog, n) != 0)
+			failed = 1;
 	}
 	if (!failed && linger_s > 0) {
 		printf("%s: finished; lingering up to %g s\n", prog, linger_s);

@@ -12,14 +12,13 @@
 #   link_tap_ping.sh SOFTDPU_CLI
 set -uo pipefail
 cli=$1
+# shellcheck source=../../support/link_helpers.sh
+source "$(dirname "$0")/../../support/link_helpers.sh"
 skip() {
 	echo "link_tap_ping.sh: skipped: $*"
 	exit 77
 }
-[ "$(id -u)" = 0 ] || skip "not root (a TAP needs CAP_NET_ADMIN)"
-[ -c /dev/net/tun ] || skip "no /dev/net/tun"
-command -v ip >/dev/null || skip "no ip (iproute2)"
-command -v ping >/dev/null || skip "no ping (iputils-ping)"
+require_tap
 unset SOFTDPU_TOPOLOGY SOFTDPU_SIDE
 ns_a=softdpu-a-$$
 ns_b=softdpu-b-$$
@@ -27,9 +26,7 @@ SOFTDPU_RUN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/softdpu-tap-XXXXXX") || exit 1
 export SOFTDPU_RUN_DIR
 pids=()
 cleanup() {
-	for pid in "${pids[@]}"; do
-		[ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid"
-	done
+	stop_pids
 	ip netns del "$ns_a" 2>/dev/null
 	ip netns del "$ns_b" 2>/dev/null
 	rm -rf "$SOFTDPU_RUN_DIR"
@@ -46,20 +43,6 @@ ip netns add "$ns_a" 2>/dev/null || skip "ip netns add does not work here"
 ip netns add "$ns_b" || fail "ip netns add $ns_b"
 mkdir -p "$SOFTDPU_RUN_DIR/links"
 
-state_of() {
-	"$cli" link list --json | python3 -c '
-import json, sys
-print({l["name"]: l for l in json.load(sys.stdin)["links"]}[sys.argv[1]]["state"])' "$1"
-}
-wait_for() { # DESCRIPTION COMMAND...: up to 10 s
-	local what=$1
-	shift
-	for _ in $(seq 100); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	fail "$what"
-}
 counters() { # the counters of the three attached ends, as JSON
 	"$cli" link list --json | python3 -c '
 import json, sys
