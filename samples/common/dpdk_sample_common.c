@@ -12,6 +12,7 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 
 #include <doca_argp.h>
 #include <doca_log.h>
@@ -102,4 +103,20 @@ void dpdk_sample_remove_runtime_dir(void)
 		closedir(dir);
 	}
 	rmdir(own_runtime_dir);
+}
+
+int dpdk_sample_start_port(uint16_t port_id, uint16_t ring_size, int socket_id, struct rte_mempool *pool)
+{
+	struct rte_eth_conf conf;
+	int ret;
+
+	memset(&conf, 0, sizeof(conf));
+	ret = rte_eth_dev_configure(port_id, 1, 1, &conf);
+	if (ret == 0)
+		ret = rte_eth_rx_queue_setup(port_id, 0, ring_size, (unsigned int)socket_id, NULL, pool);
+	if (ret == 0)
+		ret = rte_eth_tx_queue_setup(port_id, 0, ring_size, (unsigned int)socket_id, NULL);
+	if (ret == 0)
+		ret = rte_eth_dev_start(port_id);
+	return ret;
 }

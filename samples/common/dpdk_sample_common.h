@@ -6,6 +6,7 @@
 #define DPDK_SAMPLE_COMMON_H_
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include <doca_error.h>
 
@@ -28,5 +29,14 @@ bool dpdk_sample_eal_initialised(void);
  * with --no-huge). Does nothing otherwise.
  */
 void dpdk_sample_remove_runtime_dir(void);
+
+struct rte_mempool;
+
+/*
+ * Configures DPDK port port_id with one Rx queue (mbufs from pool) and one Tx queue, ring_size
+ * descriptors each, on NUMA socket socket_id, and starts it: 0, or the first failing call's
+ * (negative) DPDK error, which the caller reports.
+ */
+int dpdk_sample_start_port(uint16_t port_id, uint16_t ring_size, int socket_id, struct rte_mempool *pool);
 
 #endif /* DPDK_SAMPLE_COMMON_H_ */

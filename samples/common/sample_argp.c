@@ -3,6 +3,7 @@
  */
 #include "sample_argp.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include <doca_log.h>
@@ -41,4 +42,33 @@ doca_error_t sample_argp_copy_string(char *into, size_t size, const char *value,
 	}
 	strcpy(into, value);
 	return DOCA_SUCCESS;
+}
+
+doca_error_t sample_argp_parse_role(const char *value, bool *is_host)
+{
+	if (strcmp(value, "host") == 0)
+		*is_host = true;
+	else if (strcmp(value, "dpu") == 0)
+		*is_host = false;
+	else {
+		DOCA_LOG_ERR("--role: \"%s\" is neither host nor dpu", value);
+		return DOCA_ERROR_INVALID_VALUE;
+	}
+	return DOCA_SUCCESS;
+}
+
+doca_error_t sample_argp_int_in_range(const void *param, const char *flag, int max, const char *unit, int *out)
+{
+	const int value = *(const int *)param;
+
+	if (value > 0 && value <= max) {
+		*out = value;
+		return DOCA_SUCCESS;
+	}
+	if (max == INT_MAX)
+		DOCA_LOG_ERR("--%s: %d is not a positive number of %s", flag, value, unit);
+	else
+		DOCA_LOG_ERR("--%s: %d is outside 1..%d%s%s", flag, value, max, unit != NULL ? " " : "",
+			     unit != NULL ? unit : "");
+	return DOCA_ERROR_INVALID_VALUE;
 }

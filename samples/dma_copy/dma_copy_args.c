@@ -4,6 +4,7 @@
 #include "dma_copy.h"
 #include "sample_argp.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include <doca_argp.h>
@@ -24,17 +25,12 @@ static doca_error_t copy_string(char *into, size_t size, const char *value, cons
 static doca_error_t role_cb(void *param, void *config)
 {
 	struct dma_copy_config *cfg = config;
-	const char *value = param;
+	bool is_host;
+	const doca_error_t result = sample_argp_parse_role(param, &is_host);
 
-	if (strcmp(value, "host") == 0)
-		cfg->role = DMA_COPY_ROLE_HOST;
-	else if (strcmp(value, "dpu") == 0)
-		cfg->role = DMA_COPY_ROLE_DPU;
-	else {
-		DOCA_LOG_ERR("--role: \"%s\" is neither host nor dpu", value);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	return DOCA_SUCCESS;
+	if (result == DOCA_SUCCESS)
+		cfg->role = is_host ? DMA_COPY_ROLE_HOST : DMA_COPY_ROLE_DPU;
+	return result;
 }
 
 static doca_error_t direction_cb(void *param, void *config)
@@ -85,38 +81,28 @@ static doca_error_t pci_addr_cb(void *param, void *config)
 
 static doca_error_t chunk_size_cb(void *param, void *config)
 {
-	const int value = *(const int *)param;
+	int value;
+	const doca_error_t result = sample_argp_int_in_range(param, "chunk-size", INT_MAX, "bytes", &value);
 
-	if (value <= 0) {
-		DOCA_LOG_ERR("--chunk-size: %d is not a positive number of bytes", value);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct dma_copy_config *)config)->chunk_size = (uint64_t)value;
-	return DOCA_SUCCESS;
+	if (result == DOCA_SUCCESS)
+		((struct dma_copy_config *)config)->chunk_size = (uint64_t)value;
+	return result;
 }
 
 static doca_error_t inflight_cb(void *param, void *config)
 {
-	const int value = *(const int *)param;
+	int value;
+	const doca_error_t result = sample_argp_int_in_range(param, "inflight", DMA_COPY_MAX_INFLIGHT, NULL, &value);
 
-	if (value <= 0 || value > DMA_COPY_MAX_INFLIGHT) {
-		DOCA_LOG_ERR("--inflight: %d is outside 1..%d", value, DMA_COPY_MAX_INFLIGHT);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct dma_copy_config *)config)->inflight = (uint32_t)value;
-	return DOCA_SUCCESS;
+	if (result == DOCA_SUCCESS)
+		((struct dma_copy_config *)config)->inflight = (uint32_t)value;
+	return result;
 }
 
 static doca_error_t timeout_cb(void *param, void *config)
 {
-	const int value = *(const int *)param;
-
-	if (value <= 0 || value > DMA_COPY_MAX_TIMEOUT_SECONDS) {
-		DOCA_LOG_ERR("--timeout: %d is outside 1..%d seconds", value, DMA_COPY_MAX_TIMEOUT_SECONDS);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct dma_copy_config *)config)->timeout_seconds = value;
-	return DOCA_SUCCESS;
+	return sample_argp_int_in_range(param, "timeout", DMA_COPY_MAX_TIMEOUT_SECONDS, "seconds",
+					&((struct dma_copy_config *)config)->timeout_seconds);
 }
 
 /* Runs after every flag: the mandatory ones are checked by doca_argp already. */

@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* DPDK's headers use strnlen and friends */
 #include "dpdk_capture.h"
+#include "dpdk_sample_common.h"
 #include "sample_common.h"
 
 #include <errno.h>
@@ -101,7 +102,6 @@ static void record_failed(struct doca_dma_task_memcpy *task, union doca_data tas
 static doca_error_t start_representor_port(struct dpu_side *dpu)
 {
 	char devargs[128];
-	struct rte_eth_conf conf;
 	uint16_t port_id, others = 0;
 	doca_error_t result;
 	int ret;
@@ -143,14 +143,7 @@ static doca_error_t start_representor_port(struct dpu_side *dpu)
 		return result;
 	}
 
-	memset(&conf, 0, sizeof(conf));
-	ret = rte_eth_dev_configure(dpu->rep_port, 1, 1, &conf);
-	if (ret == 0)
-		ret = rte_eth_rx_queue_setup(dpu->rep_port, 0, 1024, rte_socket_id(), NULL, dpu->pool);
-	if (ret == 0)
-		ret = rte_eth_tx_queue_setup(dpu->rep_port, 0, 1024, rte_socket_id(), NULL);
-	if (ret == 0)
-		ret = rte_eth_dev_start(dpu->rep_port);
+	ret = dpdk_sample_start_port(dpu->rep_port, 1024, (int)rte_socket_id(), dpu->pool);
 	if (ret != 0) {
 		DOCA_LOG_ERR("Failed to start the representor's DPDK port %u: %s", dpu->rep_port, rte_strerror(-ret));
 		return DOCA_ERROR_DRIVER;

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE /* DPDK's headers use strnlen and friends */
 #include "dpdk_capture.h"
+#include "dpdk_sample_common.h"
 #include "sample_common.h"
 
 #include <errno.h>
@@ -146,7 +147,6 @@ static doca_error_t receive_report(struct host_side *host, struct capture_report
 /* PF0's DPDK port, through the bridge; a memif client, so the DPU's representor serves already. */
 static doca_error_t start_port(struct host_side *host)
 {
-	struct rte_eth_conf conf;
 	struct rte_eth_link link;
 	const double deadline = capture_now() + host->config->timeout_seconds;
 	doca_error_t result;
@@ -166,14 +166,7 @@ static doca_error_t start_port(struct host_side *host)
 		DOCA_LOG_ERR("Failed to create the mbuf pool: %s", rte_strerror(rte_errno));
 		return DOCA_ERROR_NO_MEMORY;
 	}
-	memset(&conf, 0, sizeof(conf));
-	ret = rte_eth_dev_configure(host->port_id, 1, 1, &conf);
-	if (ret == 0)
-		ret = rte_eth_rx_queue_setup(host->port_id, 0, 1024, rte_socket_id(), NULL, host->pool);
-	if (ret == 0)
-		ret = rte_eth_tx_queue_setup(host->port_id, 0, 1024, rte_socket_id(), NULL);
-	if (ret == 0)
-		ret = rte_eth_dev_start(host->port_id);
+	ret = dpdk_sample_start_port(host->port_id, 1024, (int)rte_socket_id(), host->pool);
 	if (ret != 0) {
 		DOCA_LOG_ERR("Failed to start PF0's DPDK port %u: %s", host->port_id, rte_strerror(-ret));
 		return DOCA_ERROR_DRIVER;

@@ -21,6 +21,7 @@
 #include "sample_common.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -136,16 +137,12 @@ doca_error_t capture_recv_all(int fd, void *data, size_t len, int timeout_second
 static doca_error_t role_cb(void *param, void *config)
 {
 	struct capture_config *cfg = config;
+	bool is_host;
+	const doca_error_t result = sample_argp_parse_role(param, &is_host);
 
-	if (strcmp(param, "host") == 0)
-		cfg->role = CAPTURE_ROLE_HOST;
-	else if (strcmp(param, "dpu") == 0)
-		cfg->role = CAPTURE_ROLE_DPU;
-	else {
-		DOCA_LOG_ERR("--role: \"%s\" is neither host nor dpu", (const char *)param);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	return DOCA_SUCCESS;
+	if (result == DOCA_SUCCESS)
+		cfg->role = is_host ? CAPTURE_ROLE_HOST : CAPTURE_ROLE_DPU;
+	return result;
 }
 
 static doca_error_t socket_cb(void *param, void *config)
@@ -171,14 +168,12 @@ static doca_error_t representor_cb(void *param, void *config)
 
 static doca_error_t count_cb(void *param, void *config)
 {
-	const int value = *(const int *)param;
+	int value;
+	const doca_error_t result = sample_argp_int_in_range(param, "count", INT_MAX, "frames", &value);
 
-	if (value <= 0) {
-		DOCA_LOG_ERR("--count: %d is not a positive number of frames", value);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct capture_config *)config)->count = (uint32_t)value;
-	return DOCA_SUCCESS;
+	if (result == DOCA_SUCCESS)
+		((struct capture_config *)config)->count = (uint32_t)value;
+	return result;
 }
 
 static doca_error_t external_sender_cb(void *param, void *config)
@@ -189,14 +184,8 @@ static doca_error_t external_sender_cb(void *param, void *config)
 
 static doca_error_t timeout_cb(void *param, void *config)
 {
-	const int value = *(const int *)param;
-
-	if (value <= 0 || value > 3600) {
-		DOCA_LOG_ERR("--timeout: %d is outside 1..3600 seconds", value);
-		return DOCA_ERROR_INVALID_VALUE;
-	}
-	((struct capture_config *)config)->timeout_seconds = value;
-	return DOCA_SUCCESS;
+	return sample_argp_int_in_range(param, "timeout", 3600, "seconds",
+					&((struct capture_config *)config)->timeout_seconds);
 }
 
 static doca_error_t fill_defaults(void *config)

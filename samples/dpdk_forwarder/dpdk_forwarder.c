@@ -176,19 +176,11 @@ static doca_error_t register_flags(void)
 
 static doca_error_t start_port(uint16_t port_id, struct rte_mempool *pool)
 {
-	struct rte_eth_conf conf;
 	char name[RTE_ETH_NAME_MAX_LEN] = "";
 	int ret;
 
-	memset(&conf, 0, sizeof(conf));
 	rte_eth_dev_get_name_by_port(port_id, name);
-	ret = rte_eth_dev_configure(port_id, 1, 1, &conf);
-	if (ret == 0)
-		ret = rte_eth_rx_queue_setup(port_id, 0, RING_SIZE, rte_eth_dev_socket_id(port_id), NULL, pool);
-	if (ret == 0)
-		ret = rte_eth_tx_queue_setup(port_id, 0, RING_SIZE, rte_eth_dev_socket_id(port_id), NULL);
-	if (ret == 0)
-		ret = rte_eth_dev_start(port_id);
+	ret = dpdk_sample_start_port(port_id, RING_SIZE, rte_eth_dev_socket_id(port_id), pool);
 	if (ret != 0) {
 		DOCA_LOG_ERR("Failed to start DPDK port %u (%s): %s", port_id, name, rte_strerror(-ret));
 		return DOCA_ERROR_DRIVER;
