@@ -170,7 +170,10 @@ void print_nested_json(const Tree &tree, const std::vector<Row> &rows, std::FILE
 		std::string head = fields.dump(-1, ' ', false, OrderedJson::error_handler_t::replace);
 		head.pop_back(); // the closing brace: the children follow
 		const size_t depth = rows[i].depth;
-		text += "\n" + indent(depth + 1) + head + ",\"children\":[";
+		text += '\n';
+		text += indent(depth + 1);
+		text += head;
+		text += ",\"children\":[";
 		const bool has_next = i + 1 < rows.size();
 		const size_t next_depth = has_next ? rows[i + 1].depth : 0;
 		if (has_next && next_depth == depth + 1) {
@@ -180,8 +183,11 @@ void print_nested_json(const Tree &tree, const std::vector<Row> &rows, std::FILE
 		}
 		text += "]}";
 		// Close the ancestors whose subtrees end here: depths depth-1 down to next_depth.
-		for (size_t level = depth; level-- > (has_next ? next_depth : 0);)
-			text += "\n" + indent(level + 1) + "]}";
+		for (size_t level = depth; level-- > (has_next ? next_depth : 0);) {
+			text += '\n';
+			text += indent(level + 1);
+			text += "]}";
+		}
 		if (has_next)
 			text += ",";
 		std::fprintf(out, "%s", text.c_str());

@@ -75,7 +75,8 @@ std::string csv_field(const OrderedJson &cell)
 			quoted += '"';
 		quoted += c;
 	}
-	return quoted + "\"";
+	quoted += '"';
+	return quoted;
 }
 
 namespace {
@@ -141,13 +142,19 @@ void print_table(const Table &table, OutputFormat format, std::FILE *out)
 		return;
 	case OutputFormat::csv: {
 		std::string line;
-		for (const Column &column : table.columns)
-			line += (line.empty() ? "" : ",") + csv_field(OrderedJson(column.key));
+		for (const Column &column : table.columns) {
+			if (!line.empty())
+				line += ',';
+			line += csv_field(OrderedJson(column.key));
+		}
 		std::fprintf(out, "%s\r\n", line.c_str());
 		for (const auto &row : table.rows) {
 			line.clear();
-			for (size_t c = 0; c < row.size(); ++c)
-				line += (c == 0 ? "" : ",") + csv_field(row[c]);
+			for (size_t c = 0; c < row.size(); ++c) {
+				if (c != 0)
+					line += ',';
+				line += csv_field(row[c]);
+			}
 			std::fprintf(out, "%s\r\n", line.c_str());
 		}
 		return;

@@ -37,9 +37,15 @@ bool looks_like_pci_address(std::string_view item) noexcept
 	return (colons == 1 || colons == 2) && dots == 1;
 }
 
+// Appended piece by piece: GCC 12 at -O3 warns (-Wrestrict, a false positive) on "\"" + string.
 std::string quoted(std::string_view text)
 {
-	return "\"" + std::string(text) + "\"";
+	std::string result;
+	result.reserve(text.size() + 2);
+	result += '"';
+	result += text;
+	result += '"';
+	return result;
 }
 
 // A reader of one representor value: numbers, ranges and lists as DPDK's
