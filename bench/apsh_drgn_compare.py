@@ -272,35 +272,39 @@ def main():
     results = {"core": a.core, "vmlinux": a.vmlinux, "runs": a.runs, "setup": setup, "queries": {}}
     print(f"{'query':8} {'tool':8} {'wall median':>12} {'min':>8} {'max':>8} {'peak RSS':>10}  breakdown")
     answers = {}
+    tools = ("softdpu", "drgn")
     for query in ("ps", "modules"):
         per = {}
-        for tool in ("softdpu", "drgn"):
-            walls, rsss, extra = [], [], []
-            for i in range(a.runs):
+        walls, rsss, extra = ({t: [] for t in tools} for _ in range(3))
+        # The tools take turns, so that both see the same machine load.
+        for i in range(a.runs):
+            for tool in tools:
                 if tool == "softdpu":
                     cmd = [a.softdpu, "apsh", query, "--memory", "elf:" + a.core, "--output", "json", "--no-progress"]
                 else:
                     cmd = [a.drgn_python, me, "--drgn-worker", query, "--core", drgn_core, "--vmlinux", a.vmlinux,
-                           "--repeat", "5" if i == 0 else "0"]
+                           "--repeat", "5"]
                 out, wall, rss = timed(cmd)
-                walls.append(wall)
-                rsss.append(rss)
+                walls[tool].append(wall)
+                rsss[tool].append(rss)
                 data = json.loads(out)
                 if tool == "drgn":
-                    extra.append(data)
+                    extra[tool].append(data)
                     data = data["rows"]
                 if i == 0:
                     answers[(query, tool)] = data
-            fig = {"wall_median_s": statistics.median(walls), "wall_min_s": min(walls), "wall_max_s": max(walls),
-                   "peak_rss_kib_max": max(rsss), "peak_rss_kib_median": statistics.median(rsss)}
+        for tool in tools:
+            w, r, e = walls[tool], rsss[tool], extra[tool]
+            fig = {"wall_median_s": statistics.median(w), "wall_min_s": min(w), "wall_max_s": max(w),
+                   "peak_rss_kib_max": max(r), "peak_rss_kib_median": statistics.median(r)}
             note = ""
-            if extra:
-                fig["drgn_version"] = extra[0]["drgn"]
-                fig["load_median_s"] = statistics.median(e["load_s"] for e in extra)
-                fig["first_walk_median_s"] = statistics.median(e["first_walk_s"] for e in extra)
-                fig["warm_walk_s"] = extra[0]["warm_walk_s"]
+            if e:
+                fig["drgn_version"] = e[0]["drgn"]
+                fig["load_median_s"] = statistics.median(x["load_s"] for x in e)
+                fig["first_walk_median_s"] = statistics.median(x["first_walk_s"] for x in e)
+                fig["warm_walk_median_s"] = statistics.median(x["warm_walk_s"] for x in e)
                 note = (f"load {fig['load_median_s']:.2f} s, walk {fig['first_walk_median_s'] * 1e3:.1f} ms "
-                        f"(again in the same process {fig['warm_walk_s'] * 1e6:.0f} µs)")
+                        f"(again in the same process {fig['warm_walk_median_s'] * 1e6:.0f} µs)")
             per[tool] = fig
             print(f"{query:8} {tool:8} {fig['wall_median_s']:>10.3f} s {fig['wall_min_s']:>6.3f} s "
                   f"{fig['wall_max_s']:>6.3f} s {fig['peak_rss_kib_max'] / 1024:>6.1f} MiB  {note}")
