@@ -37,6 +37,7 @@ import tempfile
 import time
 
 PT_NOTE = 4
+PN_XNUM = 0xFFFF
 NOTE_NAME = b"VMCOREINFO\x00"
 
 
@@ -46,8 +47,10 @@ NOTE_NAME = b"VMCOREINFO\x00"
 def _elf_phdrs(m):
     if m[:4] != b"\x7fELF" or m[4] != 2 or m[5] != 1:
         raise SystemExit("not a 64-bit little-endian ELF file")
-    e_phoff, = struct.unpack_from("<Q", m, 0x20)
+    e_phoff, e_shoff = struct.unpack_from("<QQ", m, 0x20)
     e_phentsize, e_phnum = struct.unpack_from("<HH", m, 0x36)
+    if e_phnum == PN_XNUM:  # more than 65534 segments: the count is section header 0's sh_info
+        e_phnum, = struct.unpack_from("<I", m, e_shoff + 44)
     for i in range(e_phnum):
         off = e_phoff + i * e_phentsize
         yield off, struct.unpack_from("<IIQQQQQQ", m, off)
@@ -105,7 +108,8 @@ def prepare_drgn_core(core, out):
         if "NUMBER(phys_base)" not in info:
             raise SystemExit(f"{core}: the VMCOREINFO note has no NUMBER(phys_base)")
         phys_base = int(info["NUMBER(phys_base)"]) % (1 << 64)
-        e_phentsize, = struct.unpack_from("<H", m, 0x36)
+        e_shoff, = struct.unpack_from("<Q", m, 0x28)
+        e_phentsize, e_phnum = struct.unpack_from("<HH", m, 0x36)
         phdrs = list(_elf_phdrs(m))
         notes_ph = [ph for _, ph in phdrs if ph[0] == PT_NOTE]
         if len(notes_ph) != 1:
@@ -113,14 +117,15 @@ def prepare_drgn_core(core, out):
         old_notes = bytes(m[notes_ph[0][2]:notes_ph[0][2] + notes_ph[0][5]])
     # Physical p -> virtual p - phys_base + __START_KERNEL_map, within the 1 GiB image mapping.
     kernel_loads = []
+    has_virtual = any(ph[0] == 1 and ph[3] != 0 for _, ph in phdrs)  # a paging=true dump has them
     for _, (p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align) in phdrs:
-        if p_type != 1 or p_vaddr != 0:
+        if has_virtual or p_type != 1 or p_vaddr != 0:
             continue
         v0 = (p_paddr - phys_base + KERNEL_MAP) % (1 << 64)
         lo, hi = max(v0, KERNEL_MAP), min(v0 + p_filesz, KERNEL_MAP + (1 << 30))
         if lo < hi:
             kernel_loads.append((1, 7, p_offset + lo - v0, lo, p_paddr + lo - v0, hi - lo, hi - lo, 0))
-    if not kernel_loads:
+    if not kernel_loads and not has_virtual:
         raise SystemExit(f"{core}: no physical segment holds the kernel image (phys_base {phys_base:#x})")
 
     tmp = out + ".tmp"
@@ -144,8 +149,15 @@ def prepare_drgn_core(core, out):
             f.write(struct.pack("<IIQQQQQQ", *ph).ljust(e_phentsize, b"\x00"))
         f.seek(0x20)
         f.write(struct.pack("<Q", phoff))
+        count = len(new) + len(kernel_loads)
+        if count >= PN_XNUM:
+            if e_phnum != PN_XNUM:
+                raise SystemExit(f"{core}: {count} segments and no section header 0 to hold the count")
+            f.seek(e_shoff + 44)
+            f.write(struct.pack("<I", count))
+            count = PN_XNUM
         f.seek(0x38)
-        f.write(struct.pack("<H", len(new) + len(kernel_loads)))
+        f.write(struct.pack("<H", count))
     os.replace(tmp, out)
     return info.get("OSRELEASE", "?")
 
