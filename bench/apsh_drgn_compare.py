@@ -73,7 +73,7 @@ def drgn_ready(path):
         for _, (p_type, _, p_offset, p_vaddr, _, p_filesz, _, _) in _elf_phdrs(m):
             if p_type == PT_NOTE and any(n == NOTE_NAME for n, _, _ in _notes(m[p_offset:p_offset + p_filesz])):
                 note = True
-            virtual |= p_type == 1 and p_vaddr != 0
+            virtual |= p_type == 1 and p_vaddr >= 1 << 63
     return note and virtual
 
 
@@ -117,7 +117,9 @@ def prepare_drgn_core(core, out):
         old_notes = bytes(m[notes_ph[0][2]:notes_ph[0][2] + notes_ph[0][5]])
     # Physical p -> virtual p - phys_base + __START_KERNEL_map, within the 1 GiB image mapping.
     kernel_loads = []
-    has_virtual = any(ph[0] == 1 and ph[3] != 0 for _, ph in phdrs)  # a paging=true dump has them
+    # A paging=true dump has kernel virtual addresses; a paging=false one has none (its firmware
+    # segment at 0xfffc0000 has p_vaddr = p_paddr).
+    has_virtual = any(ph[0] == 1 and ph[3] >= 1 << 63 for _, ph in phdrs)
     for _, (p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz, p_memsz, p_align) in phdrs:
         if has_virtual or p_type != 1 or p_vaddr != 0:
             continue
@@ -186,7 +188,7 @@ def drgn_worker(core, vmlinux, query, repeat):
             return [{"pid": t.pid.value_(), "ppid": t.real_parent.tgid.value_(),
                      "comm": t.comm.string_().decode(errors="replace")}
                     for t in for_each_task(prog) if t.pid.value_() == t.tgid.value_()]
-        return [{"name": mod.name.string_().decode(errors="replace"), "size": None}
+        return [{"name": mod.name.string_().decode(errors="replace")}
                 for mod in list_for_each_entry("struct module", prog["modules"].address_of_(), "list")]
 
     rows = walk()
