@@ -17,7 +17,11 @@ loaded qemu_fw_cfg, and it needs virtual addresses for the kernel image, which a
 dump does not have. For such a core (the test guest's), the script writes a copy, CORE.drgn (or
 --drgn-core), with the kernel's own VMCOREINFO note (found in the guest's memory, byte for byte
 what QEMU would have copied) and a PT_LOAD for the kernel image mapping over the same bytes
-(prepare_drgn_core). softdpu reads the original core.
+(prepare_drgn_core). A paging=true dump has virtual addresses and gets only the note. softdpu
+reads the original core.
+
+With a tests/guest ground-truth.txt next to the core (or --ground-truth), both answers are also
+compared with the guest's own /proc. Exit status 1 when the two tools disagree.
 
 Each drgn run is a fresh `python3` process (Debian's /usr/bin/python3, --drgn-python) that loads
 the core and the vmlinux DWARF and walks the list; it also reports how its time splits into
@@ -41,7 +45,7 @@ PN_XNUM = 0xFFFF
 NOTE_NAME = b"VMCOREINFO\x00"
 
 
-# ---- ELF core: find or add the VMCOREINFO note -------------------------------------------------
+# ---- ELF core: what drgn needs in it --------------------------------------------------------
 
 
 def _elf_phdrs(m):
