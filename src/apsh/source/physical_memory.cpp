@@ -192,9 +192,18 @@ Status parse_elf_core(uint64_t file_size, const ReadAt &read, ImageLayout &out)
 		return error(DOCA_ERROR_NOT_SUPPORTED, "ELF core is not for x86-64");
 	const uint64_t ph_offset = header.e_phoff;
 	const uint16_t ph_entry_size = header.e_phentsize;
-	const uint32_t ph_count = header.e_phnum;
-	if (ph_count == PN_XNUM)
-		return error(DOCA_ERROR_NOT_SUPPORTED, "ELF core with extended program header count");
+	uint32_t ph_count = header.e_phnum;
+	if (ph_count == PN_XNUM) {
+		// More than 65534 segments (QEMU's dump-guest-memory with paging: one per guest mapping):
+		// the real count is in section header 0's sh_info (ELF gABI, "Extended numbering").
+		Elf64_Shdr first_section;
+		if (header.e_shoff == 0 || header.e_shentsize < sizeof(Elf64_Shdr) || header.e_shoff > file_size ||
+		    file_size - header.e_shoff < sizeof(Elf64_Shdr) ||
+		    !read_struct(read, header.e_shoff, first_section))
+			return error(DOCA_ERROR_INVALID_VALUE,
+				     "ELF core: extended program header count without a readable section header 0");
+		ph_count = first_section.sh_info;
+	}
 	if (ph_entry_size < sizeof(Elf64_Phdr) || ph_offset > file_size ||
 	    uint64_t{ph_count} * ph_entry_size > file_size - ph_offset)
 		return error(DOCA_ERROR_INVALID_VALUE, "ELF core is truncated: program headers lie outside the file");
@@ -283,12 +292,31 @@ Status parse_lime(std::span<const uint8_t> file, ImageLayout &out)
 
 Status validate_ranges(std::vector<RamRange> &ranges, uint64_t file_size)
 {
-	std::sort(ranges.begin(), ranges.end(),
-		  [](const RamRange &a, const RamRange &b) { return a.gpa_start < b.gpa_start; });
-	for (size_t i = 0; i < ranges.size(); i++) {
-		const RamRange &range = ranges[i];
+	for (const RamRange &range : ranges)
 		if (range.gpa_end <= range.gpa_start)
 			return error(DOCA_ERROR_INVALID_VALUE, "empty or inverted RAM range");
+	std::sort(ranges.begin(), ranges.end(), [](const RamRange &a, const RamRange &b) {
+		return a.gpa_start != b.gpa_start ? a.gpa_start < b.gpa_start : a.gpa_end < b.gpa_end;
+	});
+	// Ranges that overlap or touch and place the same guest-physical bytes at the same offsets
+	// are one range: an ELF core written with paging has a segment per guest mapping, and the
+	// kernel's direct map and its text map the same RAM.
+	size_t kept = 0;
+	for (size_t i = 0; i < ranges.size(); i++) {
+		if (kept > 0) {
+			RamRange &last = ranges[kept - 1];
+			const RamRange &next = ranges[i];
+			if (next.gpa_start <= last.gpa_end &&
+			    next.file_offset - next.gpa_start == last.file_offset - last.gpa_start) {
+				last.gpa_end = std::max(last.gpa_end, next.gpa_end);
+				continue;
+			}
+		}
+		ranges[kept++] = ranges[i];
+	}
+	ranges.resize(kept);
+	for (size_t i = 0; i < ranges.size(); i++) {
+		const RamRange &range = ranges[i];
 		uint64_t length = range.gpa_end - range.gpa_start;
 		if (range.file_offset > file_size || length > file_size - range.file_offset)
 			return error(DOCA_ERROR_INVALID_VALUE, "image is truncated: RAM range at GPA " +

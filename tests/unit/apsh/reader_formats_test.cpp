@@ -75,6 +75,13 @@ std::vector<uint8_t> make_elf_core(uint64_t ram_bytes, uint64_t cr3, uint64_t cr
 	return core;
 }
 
+uint64_t load_phdr_offset(const std::vector<uint8_t> &core, int index)
+{
+	uint64_t offset;
+	std::memcpy(&offset, core.data() + 64 + static_cast<size_t>(index) * 56 + 8, sizeof(offset));
+	return offset;
+}
+
 class TempFile {
 public:
 	explicit TempFile(const std::vector<uint8_t> &bytes)
@@ -169,6 +176,69 @@ TEST(ReaderFormats, ElfCoreMalformed)
 	std::vector<uint8_t> bad_headers = core;
 	put<uint64_t>(bad_headers, 32, core.size() - 10);
 	EXPECT_FALSE(parse_elf_core(bad_headers, layout).ok());
+}
+
+// QEMU's dump-guest-memory with paging writes one PT_LOAD per guest mapping: more than 65534
+// segments (e_phnum = PN_XNUM, the count in section header 0), several of them for the same RAM.
+TEST(ReaderFormats, ElfCoreWithExtendedSegmentCountAndRepeatedSegments)
+{
+	auto core = make_elf_core(64 << 10, 0x1000, 0x20);
+	const uint64_t ram_at = load_phdr_offset(core, 1);
+	// Two more program headers at the end of the file: the second and third pages again (as a
+	// kernel text mapping would), and a range that touches the end of RAM.
+	const size_t table_at = core.size();
+	core.resize(table_at + 5 * 56, 0);
+	std::memcpy(core.data() + table_at, core.data() + 64, 3 * 56);
+	auto phdr = [&](int index, uint64_t offset, uint64_t paddr, uint64_t size) {
+		size_t at = table_at + static_cast<size_t>(index) * 56;
+		put<uint32_t>(core, at, 1);
+		put<uint64_t>(core, at + 8, offset);
+		put<uint64_t>(core, at + 24, paddr);
+		put<uint64_t>(core, at + 32, size);
+		put<uint64_t>(core, at + 40, size);
+	};
+	phdr(3, ram_at + 0x1000, 0x1000, 0x2000);
+	phdr(4, ram_at + 0x8000, 0x8000, 0x8000);
+	const size_t section_at = core.size();
+	core.resize(section_at + 64, 0);
+	put<uint32_t>(core, section_at + 44, 5); // sh_info: the real program header count
+	put<uint64_t>(core, 32, table_at);       // e_phoff
+	put<uint64_t>(core, 40, section_at);     // e_shoff
+	put<uint16_t>(core, 58, 64);             // e_shentsize
+	put<uint16_t>(core, 60, 0);              // e_shnum: 0, the count would be in sh_size
+	put<uint16_t>(core, 56, 0xffff);         // e_phnum = PN_XNUM
+
+	ImageLayout layout;
+	auto status = parse_elf_core(core, layout);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	ASSERT_EQ(layout.ranges.size(), 1u); // the repeated pages fold into the RAM range
+	EXPECT_EQ(layout.ranges[0].gpa_start, 0u);
+	EXPECT_EQ(layout.ranges[0].gpa_end, 64u << 10);
+	EXPECT_EQ(layout.ranges[0].file_offset, ram_at);
+	EXPECT_EQ(layout.cpu.cr3, 0x1000u);
+
+	// The same pages at another offset of the file: two different contents for one address.
+	std::vector<uint8_t> conflicting = core;
+	put<uint64_t>(conflicting, table_at + 3 * 56 + 8, ram_at + 0x3000);
+	status = parse_elf_core(conflicting, layout);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("overlap"), std::string::npos) << status.reason;
+
+	// PN_XNUM with no section header to hold the count.
+	std::vector<uint8_t> no_section = core;
+	put<uint64_t>(no_section, 40, 0);
+	status = parse_elf_core(no_section, layout);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("section header 0"), std::string::npos) << status.reason;
+	std::vector<uint8_t> section_outside = core;
+	put<uint64_t>(section_outside, 40, core.size() - 8);
+	EXPECT_EQ(parse_elf_core(section_outside, layout).code, DOCA_ERROR_INVALID_VALUE);
+	// A count in sh_info larger than the file can hold.
+	std::vector<uint8_t> too_many = core;
+	put<uint32_t>(too_many, section_at + 44, 1u << 30);
+	status = parse_elf_core(too_many, layout);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("truncated"), std::string::npos) << status.reason;
 }
 
 TEST(ReaderFormats, FilesThatAreNotMemoryImages)
