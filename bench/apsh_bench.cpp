@@ -1,9 +1,10 @@
 // App Shield on the 256 MiB test guest, through the public DOCA API as an application uses it
 // (issue 5 goals: zero-config system start + process list < 0.2 s, full sweep < 1 s, < 100 MiB
-// peak RSS). The guest is a snapshot directory of tests/guest (memory.raw, memory.elf,
-// memory.lime) named by SOFTDPU_GUEST_SNAPSHOT, and a running guest (QEMU's shared RAM file and
-// QMP socket from the guest.env of the run dir named by SOFTDPU_GUEST_RUN_DIR); a source whose
-// variable is unset is skipped.
+// peak RSS; issue 23: process list, full sweep, attestation and YARA of every process on the big
+// guests of tests/guest/boot --big N, driven by bench/apsh_scale.py). The guest is a snapshot
+// directory of tests/guest (memory.raw, memory.elf, memory.lime) named by SOFTDPU_GUEST_SNAPSHOT,
+// and a running guest (QEMU's shared RAM file and QMP socket from the guest.env of the run dir
+// named by SOFTDPU_GUEST_RUN_DIR); a source whose variable is unset is skipped.
 //
 //   SOFTDPU_GUEST_SNAPSHOT=build/guest-snapshots/g4 SOFTDPU_GUEST_RUN_DIR=build/guest-run/mine
 //     build/.../bench/bench_apsh --benchmark_repetitions=10   (one command line)
@@ -229,6 +230,111 @@ void BM_FullSweep(benchmark::State &state)
 	report_memory(state);
 }
 
+// The process list alone, on a started system.
+void BM_ProcessList(benchmark::State &state)
+{
+	if (!select_source(state, static_cast<int>(state.range(0))))
+		return;
+	System system;
+	if (doca_error_t status = system.start(); status != DOCA_SUCCESS) {
+		state.SkipWithError(doca_error_get_descr(status));
+		return;
+	}
+	int processes = 0;
+	for (auto _ : state) {
+		doca_apsh_process **list = nullptr;
+		if (doca_apsh_processes_get(system.system, &list, &processes) != DOCA_SUCCESS) {
+			state.SkipWithError("processes_get failed");
+			return;
+		}
+		doca_apsh_processes_free(list);
+	}
+	state.counters["processes"] = processes;
+	report_memory(state);
+}
+
+// Attestation of every process on a started system (the process list, then
+// doca_apsh_attestation_get of each against the hash map SOFTDPU_GUEST_HASH_MAP names: a
+// softdpu-exec-hash-build-map of the guest's initramfs tree).
+void BM_AttestAll(benchmark::State &state)
+{
+	const char *map = std::getenv("SOFTDPU_GUEST_HASH_MAP");
+	if (map == nullptr) {
+		state.SkipWithError("set SOFTDPU_GUEST_HASH_MAP to a softdpu-exec-hash-build-map output for the guest");
+		return;
+	}
+	if (!select_source(state, static_cast<int>(state.range(0))))
+		return;
+	System system;
+	if (doca_error_t status = system.start(); status != DOCA_SUCCESS) {
+		state.SkipWithError(doca_error_get_descr(status));
+		return;
+	}
+	int processes = 0;
+	int64_t areas = 0, matching = 0;
+	for (auto _ : state) {
+		doca_apsh_process **list = nullptr;
+		if (doca_apsh_processes_get(system.system, &list, &processes) != DOCA_SUCCESS) {
+			state.SkipWithError("processes_get failed");
+			return;
+		}
+		areas = matching = 0;
+		for (int i = 0; i < processes; ++i) {
+			doca_apsh_attestation **attestation = nullptr;
+			int n = 0;
+			if (doca_apsh_attestation_get(list[i], map, &attestation, &n) != DOCA_SUCCESS)
+				continue; // kernel threads have no memory areas
+			areas += n;
+			for (int a = 0; a < n; ++a)
+				matching += static_cast<int64_t>(
+				    doca_apsh_attst_info_get(attestation[a], DOCA_APSH_ATTESTATION_MATCHING_HASHES));
+			doca_apsh_attestation_free(attestation);
+		}
+		doca_apsh_processes_free(list);
+	}
+	state.counters["processes"] = processes;
+	state.counters["exec_areas"] = static_cast<double>(areas);
+	state.counters["matching_pages"] = static_cast<double>(matching);
+	report_memory(state);
+}
+
+// YARA (DOCA's three built-in rules, every memory area, default windows) over every process on a
+// started system.
+void BM_YaraAll(benchmark::State &state)
+{
+	if (!select_source(state, static_cast<int>(state.range(0))))
+		return;
+	System system;
+	if (doca_error_t status = system.start(); status != DOCA_SUCCESS) {
+		state.SkipWithError(doca_error_get_descr(status));
+		return;
+	}
+	doca_apsh_yara_rule rules[] = {DOCA_APSH_YARA_RULE_HELLO_WORLD, DOCA_APSH_YARA_RULE_REFLECTIVE_DLL_INJECTION,
+				       DOCA_APSH_YARA_RULE_MIMIKATZ};
+	int processes = 0;
+	int64_t matches = 0;
+	for (auto _ : state) {
+		doca_apsh_process **list = nullptr;
+		if (doca_apsh_processes_get(system.system, &list, &processes) != DOCA_SUCCESS) {
+			state.SkipWithError("processes_get failed");
+			return;
+		}
+		matches = 0;
+		for (int i = 0; i < processes; ++i) {
+			doca_apsh_yara **found = nullptr;
+			int n = 0;
+			if (doca_apsh_yara_get(list[i], rules, 3, DOCA_APSH_YARA_SCAN_VMA, &found, &n) != DOCA_SUCCESS)
+				continue; // kernel threads have no memory areas
+			matches += n;
+			doca_apsh_yara_free(found);
+		}
+		doca_apsh_processes_free(list);
+	}
+	state.counters["processes"] = processes;
+	state.counters["matches"] = static_cast<double>(matches);
+	report_memory(state);
+}
+
 // Silence App Shield's SDK log (a failing start would otherwise print per iteration).
 const bool quiet = [] {
 	doca_log_level_set_global_sdk_limit(DOCA_LOG_LEVEL_DISABLE);
@@ -239,4 +345,7 @@ const bool quiet = [] {
 
 BENCHMARK(BM_StartAndProcessList)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_FullSweep)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ProcessList)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AttestAll)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_YaraAll)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_MAIN();

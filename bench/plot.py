@@ -8,6 +8,7 @@ is drawn into out/SET), each optional; a plot is drawn for each one found:
   dma_placement.json  bench/dma_placement.py --json         -> dma_placement.svg
   yara.json           bench_apsh_yara --benchmark_out=FILE --benchmark_out_format=json
                       (with --benchmark_repetitions)         -> yara_window.svg
+  apsh_scale.json     bench/apsh_scale.py --json FILE         -> apsh_scale.svg
 
     /usr/bin/python3 bench/plot.py [--results bench/results] [--out docs/plots]
 
@@ -211,8 +212,47 @@ def plot_yara(document, path):
     save(figure, path)
 
 
+APSH_SCALE_LABELS = {"BM_ProcessList": "process list", "BM_FullSweep": "full sweep",
+                     "BM_AttestAll": "attestation of every process", "BM_YaraAll": "YARA over every process",
+                     "BM_StartAndProcessList": "zero-config start + process list"}
+
+
+def plot_apsh_scale(document, path):
+    """Wall time and peak RSS of each App Shield benchmark against the guest's process count
+    (log-log), each with a dotted line of linear growth from its smallest guest."""
+    series = {}
+    for r in document["records"]:
+        series.setdefault(r["benchmark"], []).append((r["processes"], r["real_ms"], r["peak_rss_MiB"]))
+    figure, (times, memory) = plt.subplots(1, 2, figsize=(10, 4))
+    for index, (benchmark, label) in enumerate(APSH_SCALE_LABELS.items()):
+        points = sorted(series.get(benchmark, []))
+        if not points:
+            continue
+        colour = f"C{index}"
+        xs = [p[0] for p in points]
+        times.plot(xs, [p[1] for p in points], "o-", color=colour, label=label)
+        times.plot(xs, [points[0][1] * x / xs[0] for x in xs], ":", color=colour, linewidth=1)
+        memory.plot(xs, [p[2] for p in points], "o-", color=colour, label=label)
+    counts = sorted({r["processes"] for r in document["records"]})
+    for axis in (times, memory):
+        axis.set_xscale("log")
+        axis.set_xlabel("processes in the guest")
+        axis.set_xticks(counts, [str(c) for c in counts])
+        axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        axis.grid(True, which="both", alpha=0.3)
+    times.set_yscale("log")
+    times.set_ylabel("wall time, median (ms); dotted: linear growth")
+    memory.set_ylabel("peak RSS of the benchmark process (MiB)")
+    memory.set_ylim(bottom=0)
+    times.legend(fontsize=7)
+    note = load_note(document)
+    figure.suptitle(f"App Shield at scale ({document.get('source', 'raw')} image, {note})")
+    save(figure, path)
+
+
 PLOTS = [("memif.json", "memif_ratio.svg", plot_memif), ("dma_placement.json", "dma_placement.svg", plot_dma),
-         ("yara.json", "yara_window.svg", plot_yara)]
+         ("yara.json", "yara_window.svg", plot_yara),
+         ("apsh_scale.json", "apsh_scale.svg", plot_apsh_scale)]
 
 
 def draw_set(results, out):

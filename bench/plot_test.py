@@ -119,7 +119,8 @@ print(json.dumps({{"memif": plot.memif_points(memif, 64, "ours -> ours"),
 
 
 TITLES = {"memif.json": ("memif_ratio.svg", "libmemif"), "dma_placement.json": ("dma_placement.svg", "BM_Dma1MiBVsMemcpy"),
-          "yara.json": ("yara_window.svg", "YARA window scan")}
+          "yara.json": ("yara_window.svg", "YARA window scan"),
+          "apsh_scale.json": ("apsh_scale.svg", "App Shield at scale")}
 
 
 def expected_plots(results):

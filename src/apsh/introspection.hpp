@@ -220,6 +220,16 @@ public:
 
 	// Reads one page of a process's memory. Returns false when the page is not present.
 	virtual bool read_user_page(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out) = 0;
+	// read_user_page, also giving the page's guest-physical address (for callers that cache what
+	// they compute from a page by its frame, such as attestation's page hashes); `physical` is
+	// kNoPhysicalAddress when the reader cannot tell.
+	static constexpr uint64_t kNoPhysicalAddress = ~uint64_t{0};
+	virtual bool read_user_page_physical(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out,
+					     uint64_t &physical)
+	{
+		physical = kNoPhysicalAddress;
+		return read_user_page(process, page_va, out);
+	}
 	// Reads user memory; stops at the first page that is not present, returns the bytes read.
 	virtual size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) = 0;
 	// Whether the source could be read since the last query began: a memory image that shrank

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstring>
 #include <elf.h>
+#include <sys/stat.h>
 
 namespace softdpu::apsh::api {
 
@@ -172,6 +173,48 @@ Status load_exec_hash_map(const std::string &path, ExecHashMap &out)
 	if (Status status = read_file(path, kMaxConfigFileBytes, text); !status.ok())
 		return status;
 	return parse_exec_hash_map(text, path, out);
+}
+
+Sha256Digest PageDigestCache::hash(uint64_t physical, std::span<const uint8_t, kPageSize> page)
+{
+	auto it = entries_.find(physical);
+	if (it != entries_.end() && std::memcmp(it->second->bytes.data(), page.data(), kPageSize) == 0)
+		return it->second->digest;
+	const Sha256Digest digest = hash_page(page);
+	if (it == entries_.end()) {
+		if (entries_.size() >= kMaxPages)
+			entries_.clear();
+		it = entries_.emplace(physical, std::make_unique<Entry>()).first;
+	}
+	std::memcpy(it->second->bytes.data(), page.data(), kPageSize);
+	it->second->digest = digest;
+	return digest;
+}
+
+Status ExecHashMapCache::get(const std::string &path, std::shared_ptr<const ExecHashMap> &out)
+{
+	struct stat st {};
+	Identity identity;
+	// Identified before reading: a file changed meanwhile differs at the next call and is read again.
+	if (::stat(path.c_str(), &st) == 0)
+		identity = {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+			    static_cast<uint64_t>(st.st_size), st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
+	{
+		std::lock_guard lock(mutex_);
+		if (map_ && path_ == path && identity_ == identity && identity.inode != 0) {
+			out = map_;
+			return Status::success();
+		}
+	}
+	auto map = std::make_shared<ExecHashMap>();
+	if (Status status = load_exec_hash_map(path, *map); !status.ok())
+		return status;
+	std::lock_guard lock(mutex_);
+	path_ = path;
+	identity_ = identity;
+	map_ = map;
+	out = std::move(map);
+	return Status::success();
 }
 
 Status add_file_to_exec_hash_map(const std::string &path, const std::string &recorded, ExecHashMap &map)

@@ -11,10 +11,14 @@
 #include "apsh/api/sha256.hpp"
 #include "apsh/introspection.hpp"
 
+#include <array>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace softdpu::apsh::api {
@@ -50,5 +54,43 @@ Status add_file_to_exec_hash_map(const std::string &path, const std::string &rec
 Status parse_exec_hash_map(std::string_view text, const std::string &name, ExecHashMap &out);
 Status load_exec_hash_map(const std::string &path, ExecHashMap &out);
 std::string format_exec_hash_map(const ExecHashMap &map);
+
+// SHA-256 of pages by guest-physical frame: attesting every process hashes the same shared
+// library pages once per process. An entry keeps the page's bytes and is used only when the page
+// read now is byte for byte the same (a frame reused for other contents is hashed afresh), so the
+// result is exactly hash_page's. At most kMaxPages entries (then it starts over). Not thread-safe.
+class PageDigestCache {
+public:
+	static constexpr size_t kMaxPages = 2048; // 8 MiB of page copies
+
+	Sha256Digest hash(uint64_t physical, std::span<const uint8_t, kPageSize> page);
+
+private:
+	struct Entry {
+		std::array<uint8_t, kPageSize> bytes;
+		Sha256Digest digest;
+	};
+	std::unordered_map<uint64_t, std::unique_ptr<Entry>> entries_;
+};
+
+// The last map loaded, kept while its file stays the same (device, inode, size and modification
+// time): attesting every process of a guest passes the same path once per process, and parsing a
+// map of a few files takes longer than attesting a process. Thread-safe.
+class ExecHashMapCache {
+public:
+	// load_exec_hash_map's result for `path`, parsed again only when the file changed.
+	Status get(const std::string &path, std::shared_ptr<const ExecHashMap> &out);
+
+private:
+	struct Identity {
+		uint64_t device = 0, inode = 0, size = 0;
+		int64_t mtime_sec = 0, mtime_nsec = 0;
+		bool operator==(const Identity &) const = default;
+	};
+	std::mutex mutex_;
+	std::string path_;
+	Identity identity_;
+	std::shared_ptr<const ExecHashMap> map_;
+};
 
 } // namespace softdpu::apsh::api

@@ -66,10 +66,16 @@ doca_error_t attest(System &state, const Process &process, const ExecHashMap &ma
 					++item.pages_number;
 				}
 			}
-			if (!state.guest().read_user_page(process, area.start + i * kPageSize, page))
+			uint64_t physical = 0;
+			if (!state.guest().read_user_page_physical(process, area.start + i * kPageSize, page, physical))
 				continue;
 			++item.pages_present;
-			if (expected != nullptr && hash_page(page) == *expected)
+			if (expected == nullptr)
+				continue;
+			const Sha256Digest digest = physical == LinuxSystem::kNoPhysicalAddress
+							? hash_page(page)
+							: state.page_digests().hash(physical, page);
+			if (digest == *expected)
 				++item.matching_hashes;
 		}
 	}
@@ -85,8 +91,8 @@ doca_error_t attestation_snapshot(const std::shared_ptr<System> &state, const Pr
 				  const std::string &map_path, doca_apsh_attestation ***attestation, int *size,
 				  const char *function)
 {
-	ExecHashMap map;
-	if (Status status = load_exec_hash_map(map_path, map); !status.ok()) {
+	std::shared_ptr<const ExecHashMap> map;
+	if (Status status = state->exec_hash_maps().get(map_path, map); !status.ok()) {
 		SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
 		return DOCA_ERROR_INVALID_VALUE;
 	}
@@ -99,7 +105,7 @@ doca_error_t attestation_snapshot(const std::shared_ptr<System> &state, const Pr
 	snapshot->process = process;
 	snapshot->map_path = map_path;
 	std::lock_guard lock(state->mutex());
-	if (doca_error_t result = attest(*state, process, map, *snapshot, function); result != DOCA_SUCCESS)
+	if (doca_error_t result = attest(*state, process, *map, *snapshot, function); result != DOCA_SUCCESS)
 		return result;
 	std::unique_ptr<Snapshot<doca_apsh_attestation>> base(snapshot.release());
 	// Attestation arrays are never NULL, so that doca_apsh_attst_refresh can find the process.

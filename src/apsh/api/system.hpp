@@ -8,6 +8,7 @@
 // by the system's mutex.
 #pragma once
 
+#include "apsh/api/exec_hash.hpp"
 #include "apsh/api/yara_scan.hpp"
 #include "apsh/introspection.hpp"
 
@@ -87,6 +88,10 @@ public:
 	bool started() const noexcept { return guest_ != nullptr; }
 	LinuxSystem &guest() const noexcept { return *guest_; }
 	const SystemSettings &settings() const noexcept { return settings_; }
+	// The attestation hash maps of this system's queries (thread-safe; no lock needed).
+	ExecHashMapCache &exec_hash_maps() noexcept { return exec_hash_maps_; }
+	// Page hashes by guest-physical frame, for attestation (the caller holds mutex()).
+	PageDigestCache &page_digests() noexcept { return page_digests_; }
 
 private:
 	// The setters' bodies; the caller holds mutex_.
@@ -103,6 +108,8 @@ private:
 	std::mutex mutex_; // serialises configuration and queries on this system
 	SystemSettings settings_;
 	std::unique_ptr<LinuxSystem> guest_; // set by start
+	ExecHashMapCache exec_hash_maps_;
+	PageDigestCache page_digests_;
 };
 
 } // namespace softdpu::apsh::api

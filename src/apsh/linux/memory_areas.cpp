@@ -428,6 +428,22 @@ bool GuestLinux::read_user_page(const Process &process, uint64_t page_va, std::s
 	return space && space->read_exact(page_va, out);
 }
 
+bool GuestLinux::read_user_page_physical(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out,
+					 uint64_t &physical)
+{
+	std::lock_guard lock(mutex_);
+	physical = kNoPhysicalAddress;
+	uint64_t mm;
+	if ((page_va & page_mask) || !task_mm(process, mm).ok() || mm == 0)
+		return false;
+	const paging::AddressSpace *space = scan_space(mm);
+	const std::optional<uint64_t> pa = space ? space->translate(page_va) : std::nullopt;
+	if (!pa || !memory_->read(*pa, out))
+		return false;
+	physical = *pa;
+	return true;
+}
+
 size_t GuestLinux::read_user(const Process &process, uint64_t va, std::span<uint8_t> out)
 {
 	std::lock_guard lock(mutex_);

@@ -89,6 +89,63 @@ TEST(ApshExecHash, RejectsBadInput)
 		EXPECT_FALSE(parse_exec_hash_map(bad, "m.json", map).ok()) << bad;
 }
 
+// A map file rewritten between two attestations is read again; an unchanged one is parsed once.
+TEST(ApshExecHash, MapCacheReloadsAChangedFile)
+{
+	char path[] = "/tmp/apsh_map_cache.XXXXXX";
+	const int fd = ::mkstemp(path);
+	ASSERT_GE(fd, 0);
+	::close(fd);
+	auto write_map = [&](const char *file_path) {
+		ExecHashFile file;
+		auto bytes = tiny_elf();
+		ASSERT_TRUE(hash_file_bytes(bytes, file_path, file).ok());
+		ExecHashMap map;
+		map.files.push_back(file);
+		FILE *out = std::fopen(path, "w");
+		ASSERT_NE(out, nullptr);
+		const std::string text = format_exec_hash_map(map);
+		std::fwrite(text.data(), 1, text.size(), out);
+		std::fclose(out);
+	};
+	write_map("/bin/first");
+	ExecHashMapCache cache;
+	std::shared_ptr<const ExecHashMap> a, b, c;
+	ASSERT_TRUE(cache.get(path, a).ok());
+	ASSERT_TRUE(cache.get(path, b).ok());
+	EXPECT_EQ(a.get(), b.get()) << "an unchanged file is not parsed again";
+	ASSERT_EQ(a->files.size(), 1u);
+	EXPECT_EQ(a->files[0].path, "/bin/first");
+	write_map("/bin/second/longer"); // another size, so the change shows even within one mtime tick
+	ASSERT_TRUE(cache.get(path, c).ok());
+	ASSERT_EQ(c->files.size(), 1u);
+	EXPECT_EQ(c->files[0].path, "/bin/second/longer");
+	EXPECT_EQ(a->files[0].path, "/bin/first") << "a map handed out stays as it was";
+	::unlink(path);
+	EXPECT_FALSE(cache.get(path, c).ok()) << "a map file that is gone is an error, not the cached map";
+}
+
+// Page hashes cached by frame are exactly hash_page's, also when the frame's bytes change.
+TEST(ApshExecHash, PageDigestCacheHashesWhatIsThereNow)
+{
+	PageDigestCache cache;
+	std::array<uint8_t, kPageSize> page{};
+	for (size_t i = 0; i < page.size(); ++i)
+		page[i] = static_cast<uint8_t>(i * 13);
+	const Sha256Digest first = hash_page(page);
+	EXPECT_EQ(cache.hash(0x1000, page), first);
+	EXPECT_EQ(cache.hash(0x1000, page), first);
+	EXPECT_EQ(cache.hash(0x2000, page), first);
+	page[4095] ^= 1; // the frame now holds other bytes
+	EXPECT_EQ(cache.hash(0x1000, page), hash_page(page));
+	EXPECT_NE(hash_page(page), first);
+	// More frames than it keeps: it starts over and stays exact.
+	for (uint64_t frame = 0; frame < PageDigestCache::kMaxPages + 10; ++frame) {
+		page[0] = static_cast<uint8_t>(frame);
+		ASSERT_EQ(cache.hash(frame * kPageSize, page), hash_page(page)) << frame;
+	}
+}
+
 // The builder of softdpu/apsh.h: what softdpu-exec-hash-build-map uses. Every documented error.
 TEST(ApshExecHashMapApi, BuildsFromFilesAndReportsEachError)
 {
