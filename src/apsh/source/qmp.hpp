@@ -16,6 +16,22 @@ class QmpConnection;
 
 Status error_status(doca_error_t code, std::string reason);
 
+// One message (one line) QMP sent, parsed: the greeting, a command's return or error, or an
+// asynchronous event. Untrusted text (a socket that is not QMP, a QEMU that answers garbage):
+// fuzzed by fuzz/apsh_qmp_fuzz.cpp.
+struct QmpMessage {
+	enum class Kind { greeting, success, failure, event } kind = Kind::failure;
+	std::string value;       // success: the "return" value as JSON text; event: the event name
+	std::string error_class; // failure: "GenericError", ...
+	std::string error_text;  // failure: QMP's "desc"
+};
+// Fails (naming what it got) on a line that is not one of those JSON objects.
+Status parse_qmp_message(std::string_view line, QmpMessage &out);
+// query-status's return value: whether the guest runs. Fails on anything else.
+Status parse_qmp_run_state(std::string_view return_json, bool &running);
+// Bound of every wait for one QMP reply, in ms (the whole reply, not each chunk of it).
+inline constexpr int kQmpReplyTimeoutMs = 5000;
+
 // A negotiated QMP session (greeting and qmp_capabilities done); every wait is bounded.
 class QmpSession {
 public:
