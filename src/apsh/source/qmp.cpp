@@ -256,10 +256,10 @@ bool parse_piece(std::string_view line, MtreePiece &piece)
 
 } // namespace
 
-Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out, std::string *backend_name)
+namespace {
+
+Status parse_mtree_pieces(std::string_view text, std::vector<MtreePiece> &pieces)
 {
-	out.clear();
-	std::vector<MtreePiece> pieces;
 	bool in_memory_view = false, seen_memory_view = false;
 	while (!text.empty()) {
 		size_t newline = text.find('\n');
@@ -280,20 +280,42 @@ Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out,
 		MtreePiece piece;
 		if (in_memory_view && parse_piece(line, piece) && (piece.type == "ram" || piece.type == "rom"))
 			pieces.push_back(piece);
+		if (pieces.size() > 1000000)
+			return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree lists more than 1,000,000 pieces");
 	}
 	if (!seen_memory_view)
 		return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree has no view of the \"memory\" address space");
-	// The guest's RAM backend is the RAM region covering the most bytes; ROM aliases of the same
-	// backend (the legacy BIOS window) hold RAM bytes too.
+	return Status::success();
+}
+
+// The RAM region covering the most bytes.
+std::string largest_ram(const std::vector<MtreePiece> &pieces)
+{
 	std::map<std::string, uint64_t> ram_bytes;
 	for (const MtreePiece &piece : pieces)
 		if (piece.type == "ram")
 			ram_bytes[piece.name] += piece.end - piece.start;
 	if (ram_bytes.empty())
+		return {};
+	return std::max_element(ram_bytes.begin(), ram_bytes.end(),
+				[](const auto &a, const auto &b) { return a.second < b.second; })
+	    ->first;
+}
+
+} // namespace
+
+Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out, std::string *backend_name)
+{
+	out.clear();
+	std::vector<MtreePiece> pieces;
+	Status status = parse_mtree_pieces(text, pieces);
+	if (!status.ok())
+		return status;
+	// The guest's RAM backend is the RAM region covering the most bytes; ROM aliases of the same
+	// backend (the legacy BIOS window) hold RAM bytes too.
+	const std::string backend = largest_ram(pieces);
+	if (backend.empty())
 		return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree lists no RAM");
-	auto backend = std::max_element(ram_bytes.begin(), ram_bytes.end(), [](const auto &a, const auto &b) {
-			       return a.second < b.second;
-		       })->first;
 	if (backend_name != nullptr)
 		*backend_name = backend;
 	for (const MtreePiece &piece : pieces) {
@@ -304,6 +326,47 @@ Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out,
 			out.back().gpa_end = piece.end;
 		else
 			out.push_back({piece.start, piece.end, piece.offset});
+	}
+	return Status::success();
+}
+
+Status parse_mtree_ram_pieces(std::string_view text, const std::vector<std::string> &backends,
+			      std::vector<RamBlockPiece> &out, std::string *main_block)
+{
+	out.clear();
+	std::vector<MtreePiece> pieces;
+	Status status = parse_mtree_pieces(text, pieces);
+	if (!status.ok())
+		return status;
+	const std::string main = largest_ram(pieces);
+	if (main.empty())
+		return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree lists no RAM");
+	if (main_block != nullptr)
+		*main_block = main;
+	for (const MtreePiece &piece : pieces) {
+		if (piece.name != main && std::find(backends.begin(), backends.end(), piece.name) == backends.end())
+			continue;
+		if (!out.empty() && out.back().block == piece.name && out.back().gpa_end == piece.start &&
+		    out.back().offset + (out.back().gpa_end - out.back().gpa_start) == piece.offset)
+			out.back().gpa_end = piece.end;
+		else
+			out.push_back({piece.name, piece.start, piece.end, piece.offset});
+	}
+	return Status::success();
+}
+
+Status parse_qmp_memdev_ids(std::string_view return_json, std::vector<std::string> &out)
+{
+	out.clear();
+	const auto json = nlohmann::json::parse(return_json, nullptr, false);
+	if (!json.is_array())
+		return error(DOCA_ERROR_IO_FAILED, "QMP query-memdev answered " + excerpt(return_json));
+	for (const auto &memdev : json) {
+		if (!memdev.is_object())
+			return error(DOCA_ERROR_IO_FAILED, "QMP query-memdev answered " + excerpt(return_json));
+		// "id" is optional in QMP's schema (a backend created without one has none).
+		if (memdev.contains("id") && memdev["id"].is_string())
+			out.push_back(memdev["id"].get<std::string>());
 	}
 	return Status::success();
 }

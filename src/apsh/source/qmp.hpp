@@ -48,6 +48,24 @@ private:
 	std::string socket_path_;
 };
 
+// A piece of guest RAM: GPAs [gpa_start, gpa_end) are the bytes from `offset` of RAM block `block`.
+struct RamBlockPiece {
+	std::string block;
+	uint64_t gpa_start = 0;
+	uint64_t gpa_end = 0; // exclusive
+	uint64_t offset = 0;
+};
+
+// Parses `info mtree -f`: the pieces of guest RAM in the "memory" address space, merged where
+// contiguous. Guest RAM is the RAM region covering the most bytes (pc.ram, or the machine's
+// memory backend) and every region named in `backends` (memory-backend objects: NUMA nodes'
+// memdevs, pc-dimm devices), with the ROM aliases of them (the legacy BIOS window). main_block,
+// when not null, receives the largest one's name. Fails when the text has no such view or no RAM.
+Status parse_mtree_ram_pieces(std::string_view text, const std::vector<std::string> &backends,
+			      std::vector<RamBlockPiece> &out, std::string *main_block = nullptr);
+// query-memdev's return value: the ids of the memory backends. Fails on anything else.
+Status parse_qmp_memdev_ids(std::string_view return_json, std::vector<std::string> &out);
+
 // Connects, negotiates and parses; every socket wait is bounded (a few seconds).
 Status query_qmp_ram_ranges(const std::string &socket_path, std::vector<RamRange> &out);
 

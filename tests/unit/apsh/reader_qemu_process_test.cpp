@@ -23,6 +23,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace softdpu::apsh;
@@ -772,4 +773,151 @@ TEST(QemuProcessParsers, QmpMessages)
 	EXPECT_TRUE(running);
 	EXPECT_FALSE(parse_qmp_run_state(R"({"status": "paused"})", running).ok());
 	EXPECT_FALSE(parse_qmp_run_state("null", running).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// RAM in several QEMU RAM blocks: NUMA nodes with their own memory backends and a pc-dimm, on pc
+// and q35, with and without QMP. Bytes the generic loader put into each block read back at
+// their guest-physical addresses.
+
+TEST(QemuProcessParsers, NumaNodesAndDimmsOnTheCommandLine)
+{
+	const QemuCommandLine line = parsed({"qemu-system-x86_64",
+					     "-machine",
+					     "q35",
+					     "-m",
+					     "4G,slots=2,maxmem=8G",
+					     "-object",
+					     "memory-backend-ram,id=m1,size=3G",
+					     "-object",
+					     R"({"qom-type":"memory-backend-ram","id":"m0","size":1073741824})",
+					     "-numa",
+					     "node,nodeid=1,memdev=m1",
+					     "-numa",
+					     "node,nodeid=0,memdev=m0",
+					     "-object",
+					     "memory-backend-ram,id=d0,size=512M",
+					     "-object",
+					     "memory-backend-ram,id=d1,size=256M",
+					     "-device",
+					     "pc-dimm,id=dimm0,memdev=d0",
+					     "-device",
+					     R"({"driver":"pc-dimm","memdev":"d1","id":"dimm1"})"});
+	EXPECT_EQ(line.numa_memdevs, (std::vector<std::string>{"m0", "m1"}));
+	EXPECT_EQ(line.ram_bytes, 4 * GiB);
+	EXPECT_EQ(line.max_ram, 8 * GiB);
+	ASSERT_EQ(line.dimms.size(), 2u);
+	std::vector<RamBlockPiece> pieces;
+	std::vector<std::pair<std::string, uint64_t>> blocks;
+	const Status status = x86_pc_ram_blocks(line, pieces, blocks);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	EXPECT_EQ(blocks, (std::vector<std::pair<std::string, uint64_t>>{
+			      {"m0", 1 * GiB}, {"m1", 3 * GiB}, {"d0", 512 * MiB}, {"d1", 256 * MiB}}));
+	// q35 with 4 GiB: 2 GiB below 4 GiB, 2 GiB above; device memory from 6 GiB.
+	const std::vector<std::tuple<std::string, uint64_t, uint64_t, uint64_t>> want = {
+	    {"m0", 0, 1 * GiB, 0},
+	    {"m1", 1 * GiB, 2 * GiB, 0},
+	    {"m1", 4 * GiB, 6 * GiB, 1 * GiB},
+	    {"d0", 6 * GiB, 6 * GiB + 512 * MiB, 0},
+	    {"d1", 6 * GiB + 512 * MiB, 6 * GiB + 768 * MiB, 0}};
+	ASSERT_EQ(pieces.size(), want.size());
+	for (size_t i = 0; i < want.size(); i++) {
+		EXPECT_EQ(pieces[i].block, std::get<0>(want[i])) << i;
+		EXPECT_EQ(pieces[i].gpa_start, std::get<1>(want[i])) << i;
+		EXPECT_EQ(pieces[i].gpa_end, std::get<2>(want[i])) << i;
+		EXPECT_EQ(pieces[i].offset, std::get<3>(want[i])) << i;
+	}
+	// A dimm without maxmem, or naming no backend: refused.
+	EXPECT_FALSE(x86_pc_ram_blocks(parsed({"qemu-system-x86_64", "-m", "1G", "-object",
+					       "memory-backend-ram,id=d0,size=512M", "-device", "pc-dimm,memdev=d0"}),
+				       pieces, blocks)
+			 .ok());
+	EXPECT_FALSE(
+	    x86_pc_ram_blocks(parsed({"qemu-system-x86_64", "-m", "1G,maxmem=2G", "-device", "pc-dimm,memdev=nothing"}),
+			      pieces, blocks)
+		.ok());
+	QemuCommandLine bad;
+	EXPECT_FALSE(parse_qemu_cmdline(cmdline({"qemu-system-x86_64", "-numa", "node,memdev=missing"}), bad).ok());
+}
+
+TEST(QemuProcessLive, NumaNodesAndADimmReadBackWithAndWithoutQmp)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	const fs::path data = fs::temp_directory_path() / ("apsh_numa." + std::to_string(::getpid()));
+	const std::string numa = " -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=3G"
+				 " -numa node,memdev=m0 -numa node,memdev=m1"
+				 " -object memory-backend-ram,id=d0,size=512M -device pc-dimm,memdev=d0,id=dimm0";
+	struct Case {
+		std::string machine;
+		std::vector<uint64_t> addresses; // one in each piece
+	};
+	// pc with 4 GiB: 3 GiB below 4 GiB (m0, then m1's first 2 GiB), 1 GiB above; dimm at 5 GiB.
+	// q35: 2 GiB below, 2 GiB above; dimm at 6 GiB.
+	for (const Case &c : {Case{"pc", {0x200000, 2 * GiB + 4096, 4 * GiB + 8192, 5 * GiB + 0x10000}},
+			      Case{"q35", {0x300000, 1 * GiB + 4096, 5 * GiB + 8192, 6 * GiB + 0x20000}}}) {
+		SCOPED_TRACE(c.machine);
+		std::vector<std::vector<uint8_t>> patterns;
+		std::vector<std::pair<std::string, uint64_t>> loads;
+		for (size_t i = 0; i < c.addresses.size(); i++) {
+			const std::string file = data.string() + "." + std::to_string(i);
+			patterns.push_back(write_pattern(file, static_cast<uint32_t>(10 + i)));
+			loads.emplace_back(file, c.addresses[i]);
+		}
+		PausedQemu qemu(c.machine + numa, "4G,slots=2,maxmem=8G", "apsh-numa-test", loads);
+		ASSERT_TRUE(qemu.started()) << "qemu did not start";
+		std::vector<RamRange> derived, asked;
+		std::unique_ptr<QemuProcessMemory> process;
+		Status status =
+		    open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, process, derived);
+		ASSERT_TRUE(status.ok()) << status.reason;
+		status = open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), qemu.qmp(), {}}, process,
+					   asked);
+		ASSERT_TRUE(status.ok()) << status.reason;
+		for (const RamRange &piece : asked) {
+			bool covered = false;
+			for (const RamRange &range : derived)
+				if (piece.gpa_start >= range.gpa_start && piece.gpa_end <= range.gpa_end) {
+					covered = true;
+					EXPECT_EQ(piece.file_offset,
+						  range.file_offset + (piece.gpa_start - range.gpa_start))
+					    << std::hex << piece.gpa_start;
+				}
+			EXPECT_TRUE(covered) << std::hex << piece.gpa_start << "-" << piece.gpa_end;
+		}
+		uint64_t derived_bytes = 0;
+		for (const RamRange &range : derived)
+			derived_bytes += range.gpa_end - range.gpa_start;
+		EXPECT_EQ(derived_bytes, 4 * GiB + 512 * MiB);
+		for (const std::string &qmp : {std::string(), qemu.qmp()}) {
+			std::unique_ptr<PhysicalMemory> memory;
+			status =
+			    PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), qmp, {}}, memory);
+			ASSERT_TRUE(status.ok()) << status.reason;
+			for (size_t i = 0; i < c.addresses.size(); i++) {
+				std::vector<uint8_t> got(patterns[i].size());
+				ASSERT_TRUE(memory->read(c.addresses[i], got)) << std::hex << c.addresses[i];
+				EXPECT_EQ(got, patterns[i])
+				    << (qmp.empty() ? "derived " : "qmp ") << std::hex << c.addresses[i];
+			}
+		}
+		for (size_t i = 0; i < c.addresses.size(); i++)
+			fs::remove(data.string() + "." + std::to_string(i));
+	}
+}
+
+// Two NUMA nodes of the same size: their mappings cannot be told apart; a clear error.
+TEST(QemuProcessLive, EqualSizedNodesAreRefusedClearly)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	PausedQemu qemu("pc -object memory-backend-ram,id=n0,size=512M -object memory-backend-ram,id=n1,size=512M"
+			" -numa node,memdev=n0 -numa node,memdev=n1",
+			"1G", "apsh-numa-twins-test");
+	ASSERT_TRUE(qemu.started());
+	for (const std::string &qmp : {std::string(), qemu.qmp()}) {
+		const Status status = open_pid(qemu.pid(), qmp);
+		EXPECT_EQ(status.code, DOCA_ERROR_NOT_SUPPORTED) << status.reason;
+		EXPECT_NE(status.reason.find("have the same size"), std::string::npos) << status.reason;
+	}
 }
