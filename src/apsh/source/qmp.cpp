@@ -381,8 +381,13 @@ Status QmpSession::open(const std::string &socket_path)
 	QmpConnection &qmp = *connection_;
 	Status status = qmp.connect(socket_path);
 	QmpMessage reply;
-	if (status.ok())
+	if (status.ok()) {
 		status = qmp.receive(reply); // greeting
+		if (status.code == DOCA_ERROR_TIME_OUT)
+			status.reason = "QMP did not greet within " + std::to_string(kQmpReplyTimeoutMs / 1000) +
+					" s: another client holds the monitor (QEMU serves one QMP client at a time; "
+					"libvirt keeps its own), or it is not a QMP socket";
+	}
 	if (status.ok() && reply.kind != QmpMessage::Kind::greeting)
 		status = error(DOCA_ERROR_IO_FAILED, "QMP socket " + socket_path + " did not greet with QMP");
 	if (status.ok())

@@ -699,8 +699,8 @@ TEST(QemuProcessFaults, QmpSocketsThatAreNotQmpFailClearlyAndInTime)
 		std::string says;
 	};
 	for (const Case &c : {Case{"garbage", DOCA_ERROR_IO_FAILED, "not a JSON object: \"220 smtp"},
-			      Case{"silent", DOCA_ERROR_TIME_OUT, "did not answer within 5 s"},
-			      Case{"drip", DOCA_ERROR_TIME_OUT, "did not answer within 5 s"},
+			      Case{"silent", DOCA_ERROR_TIME_OUT, "did not greet within 5 s: another client holds"},
+			      Case{"drip", DOCA_ERROR_TIME_OUT, "did not greet within 5 s"},
 			      Case{"not-qmp", DOCA_ERROR_IO_FAILED, "JSON object that is no QMP message"},
 			      Case{"refuse", DOCA_ERROR_IO_FAILED, "no capabilities today"},
 			      Case{"bad-return", DOCA_ERROR_IO_FAILED, "not a JSON object: \"]]] not json"},
