@@ -206,13 +206,13 @@ namespace {
 class PausedQemu {
 public:
 	PausedQemu(const std::string &machine, const std::string &memory, const std::string &name,
-		   const std::vector<std::pair<std::string, uint64_t>> &loads = {})
+		   const std::vector<std::pair<std::string, uint64_t>> &loads = {}, const std::string &accel = "tcg")
 	{
 		static int counter = 0;
 		dir_ = fs::temp_directory_path() /
 		       ("apsh_qemu." + std::to_string(::getpid()) + "." + std::to_string(counter++));
 		fs::create_directories(dir_);
-		std::string command = "qemu-system-x86_64 -S -accel tcg -machine " + machine +
+		std::string command = "qemu-system-x86_64 -S -accel " + accel + " -machine " + machine +
 				      (memory.empty() ? std::string() : " -m " + memory) + " -name " + name +
 				      " -display none -nodefaults -qmp unix:" + qmp() +
 				      ",server=on,wait=off -pidfile " + (dir_ / "pid").string() + " -daemonize";
@@ -919,5 +919,43 @@ TEST(QemuProcessLive, EqualSizedNodesAreRefusedClearly)
 		const Status status = open_pid(qemu.pid(), qmp);
 		EXPECT_EQ(status.code, DOCA_ERROR_NOT_SUPPORTED) << status.reason;
 		EXPECT_NE(status.reason.find("have the same size"), std::string::npos) << status.reason;
+	}
+}
+
+// Under KVM QEMU registers the same RAM block mappings as KVM memory slots (kvm_set_phys_mem hands
+// KVM memory_region_get_ram_ptr(): the host address TCG uses), so the layout and the reads are the
+// accelerator's business only through QEMU's RAM blocks. A KVM QEMU started paused (-S: no guest
+// code runs, which a PVM host's kvm_pvm allows too) is read like a TCG one. Skips without a usable
+// /dev/kvm.
+TEST(QemuProcessLive, KvmQemuIsReadLikeATcgOne)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	if (::access("/dev/kvm", R_OK | W_OK) != 0)
+		GTEST_SKIP() << "no usable /dev/kvm";
+	const fs::path data = fs::temp_directory_path() / ("apsh_kvm." + std::to_string(::getpid()));
+	const auto low = write_pattern(data.string() + ".low", 21);
+	const auto high = write_pattern(data.string() + ".high", 22);
+	PausedQemu qemu("q35", "3G", "apsh-kvm-test",
+			{{data.string() + ".low", 0x200000}, {data.string() + ".high", 4 * GiB + 4096}}, "kvm");
+	fs::remove(data.string() + ".low");
+	fs::remove(data.string() + ".high");
+	if (!qemu.started())
+		GTEST_SKIP() << "QEMU does not start with -accel kvm here";
+	for (const std::string &qmp : {std::string(), qemu.qmp()}) {
+		std::unique_ptr<PhysicalMemory> memory;
+		const Status status =
+		    PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), qmp, {}}, memory);
+		ASSERT_TRUE(status.ok()) << status.reason;
+		// QMP's flat view leaves out the legacy VGA window and option ROMs below 1 MiB.
+		if (qmp.empty())
+			EXPECT_EQ(memory->total_bytes(), 3 * GiB);
+		else
+			EXPECT_GT(memory->total_bytes(), 3 * GiB - MiB);
+		std::vector<uint8_t> got(low.size());
+		ASSERT_TRUE(memory->read(0x200000, got));
+		EXPECT_EQ(got, low);
+		ASSERT_TRUE(memory->read(4 * GiB + 4096, got));
+		EXPECT_EQ(got, high);
 	}
 }
