@@ -1,6 +1,6 @@
 // Fuzz target: what a QMP socket sends, as the QEMU process source parses it. The first byte picks
 // the parser for the rest: one QMP message line (greeting, return, error, event), query-status's
-// return value, query-memdev's return value, or `info mtree -f` text with the memory backends
+// return value, query-memdev's return value, HMP `xp` words, or `info mtree -f` text with the memory backends
 // named on its first line (space-separated). Accepted pieces are non-empty, name a wanted block,
 // and never overlap one another.
 #include "apsh/source/qmp.hpp"
@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size == 0)
 		return 0;
 	const std::string_view text(reinterpret_cast<const char *>(data) + 1, size - 1);
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0: {
 		source::QmpMessage message;
 		if (source::parse_qmp_message(text, message).ok() &&
@@ -34,6 +34,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2: {
 		std::vector<std::string> ids;
 		(void)source::parse_qmp_memdev_ids(text, ids);
+		break;
+	}
+	case 4: {
+		std::vector<uint8_t> bytes;
+		if (source::parse_hmp_xp_words(text, bytes).ok() && bytes.size() % 8 != 0)
+			__builtin_trap();
 		break;
 	}
 	default: {

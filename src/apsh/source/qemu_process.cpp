@@ -13,6 +13,7 @@
 #include <map>
 #include <poll.h>
 #include <signal.h>
+#include <span>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -727,7 +728,11 @@ Status parse_ramblock_table(std::string_view text, std::vector<RamBlockInfo> &ou
 	return Status::success();
 }
 
-Status find_ram_mapping(const std::vector<ProcMapping> &maps, uint64_t size, uint64_t &host_address)
+namespace {
+
+// The mappings that may be a RAM block of `size` bytes: read-write, exactly that size, anonymous,
+// shared (memfd, file) or on hugetlbfs.
+std::vector<const ProcMapping *> ram_mapping_candidates(const std::vector<ProcMapping> &maps, uint64_t size)
 {
 	std::vector<const ProcMapping *> candidates;
 	for (const ProcMapping &mapping : maps) {
@@ -740,6 +745,94 @@ Status find_ram_mapping(const std::vector<ProcMapping> &maps, uint64_t size, uin
 		if (anonymous || shared || hugetlb)
 			candidates.push_back(&mapping);
 	}
+	return candidates;
+}
+
+bool read_remote(uint32_t pid, uint64_t address, std::span<uint8_t> out)
+{
+	iovec local{out.data(), out.size()};
+	iovec remote{reinterpret_cast<void *>(address), out.size()};
+	return ::process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0) ==
+	       static_cast<ssize_t>(out.size());
+}
+
+// RAM blocks of one size, told apart by content: pages QEMU shows at their guest-physical
+// addresses (HMP xp) compared with each candidate mapping at the block's offsets. The assignment
+// of blocks to mappings whose matching non-zero pages are the most wins, if no other ties it.
+Status assign_twins_by_content(QmpSession &qmp, uint32_t pid, const std::vector<std::string> &twins,
+			       const std::vector<RamBlockPiece> &pieces, const std::vector<uint64_t> &candidates,
+			       std::map<std::string, uint64_t> &host_addresses)
+{
+	constexpr size_t kSamples = 32, kPage = 4096;
+	const size_t count = twins.size();
+	if (count > 6)
+		return error(DOCA_ERROR_NOT_SUPPORTED, "more than 6 RAM blocks of one size");
+	std::vector<std::vector<size_t>> score(count, std::vector<size_t>(count, 0));
+	std::vector<uint8_t> mine(kPage);
+	for (size_t b = 0; b < count; b++) {
+		uint64_t total = 0;
+		for (const RamBlockPiece &piece : pieces)
+			if (piece.block == twins[b])
+				total += piece.gpa_end - piece.gpa_start;
+		for (size_t sample = 0; sample < kSamples && total >= kPage; sample++) {
+			uint64_t skip = (total / kSamples * sample) & ~(kPage - 1);
+			for (const RamBlockPiece &piece : pieces) {
+				if (piece.block != twins[b])
+					continue;
+				const uint64_t length = piece.gpa_end - piece.gpa_start;
+				if (skip >= length) {
+					skip -= length;
+					continue;
+				}
+				if (length - skip < kPage)
+					break;
+				std::string text;
+				std::vector<uint8_t> theirs;
+				Status status = qmp.hmp("xp /512xg " + common::hex(piece.gpa_start + skip), text);
+				if (status.ok())
+					status = parse_hmp_xp_words(text, theirs);
+				if (!status.ok())
+					return status;
+				if (theirs.size() != kPage ||
+				    std::all_of(theirs.begin(), theirs.end(), [](uint8_t byte) { return byte == 0; }))
+					break;
+				for (size_t c = 0; c < count; c++)
+					if (read_remote(pid, candidates[c] + piece.offset + skip, mine) &&
+					    mine == theirs)
+						score[b][c]++;
+				break;
+			}
+		}
+	}
+	std::vector<size_t> order(count), best;
+	for (size_t i = 0; i < count; i++)
+		order[i] = i;
+	size_t best_total = 0;
+	bool tie = false;
+	do {
+		size_t total = 0;
+		for (size_t b = 0; b < count; b++)
+			total += score[b][order[b]];
+		if (total > best_total) {
+			best_total = total;
+			best = order;
+			tie = false;
+		} else if (total == best_total) {
+			tie = true;
+		}
+	} while (std::next_permutation(order.begin(), order.end()));
+	if (best_total == 0 || tie)
+		return error(DOCA_ERROR_NOT_SUPPORTED, "their contents do not tell them apart either");
+	for (size_t b = 0; b < count; b++)
+		host_addresses[twins[b]] = candidates[best[b]];
+	return Status::success();
+}
+
+} // namespace
+
+Status find_ram_mapping(const std::vector<ProcMapping> &maps, uint64_t size, uint64_t &host_address)
+{
+	const std::vector<const ProcMapping *> candidates = ram_mapping_candidates(maps, size);
 	if (candidates.size() == 1) {
 		host_address = candidates[0]->start;
 		return Status::success();
@@ -941,8 +1034,8 @@ Status open_qemu_process(const SourceSpec &spec, std::unique_ptr<QemuProcessMemo
 	// The layout as pieces of RAM blocks, and each block's size.
 	std::vector<RamBlockPiece> pieces;
 	std::vector<std::pair<std::string, uint64_t>> blocks;
+	QmpSession qmp; // open while the layout is worked out (RAM blocks of one size need it)
 	if (!spec.qmp_socket.empty()) {
-		QmpSession qmp;
 		status = qmp.open(spec.qmp_socket);
 		std::string mtree, ramblock, memdevs;
 		std::vector<std::string> backends;
@@ -980,21 +1073,44 @@ Status open_qemu_process(const SourceSpec &spec, std::unique_ptr<QemuProcessMemo
 	}
 	if (blocks.empty())
 		return error(DOCA_ERROR_NOT_FOUND, what + ": no guest RAM");
+	for (size_t i = 0; i < blocks.size(); i++)
+		for (size_t j = 0; j < i; j++)
+			if (blocks[i].first == blocks[j].first)
+				return error(DOCA_ERROR_INVALID_VALUE,
+					     what + ": RAM block " + blocks[i].first + " is listed twice");
 	// Each block's mapping: the one eligible mapping of its size.
 	std::map<std::string, uint64_t> host_addresses;
 	for (const auto &[name, size] : blocks) {
 		if (host_addresses.count(name) != 0)
-			return error(DOCA_ERROR_INVALID_VALUE, what + ": RAM block " + name + " is listed twice");
+			continue; // placed with a block of the same size
 		std::string twins;
+		std::vector<std::string> group = {name};
 		for (const auto &[other, other_size] : blocks)
-			if (other != name && other_size == size)
+			if (other != name && other_size == size) {
 				twins += (twins.empty() ? "" : ", ") + other;
-		if (!twins.empty())
-			return error(DOCA_ERROR_NOT_SUPPORTED,
-				     what + ": RAM blocks " + name + " and " + twins + " have the same size (" +
-					 std::to_string(size) +
-					 " bytes): their mappings in QEMU cannot be told apart (give the memory "
-					 "backends different sizes, or read an image: QMP dump-guest-memory)");
+				group.push_back(other);
+			}
+		if (!twins.empty()) {
+			const std::string head = what + ": RAM blocks " + name + " and " + twins +
+						 " have the same size (" + std::to_string(size) +
+						 " bytes): their mappings in QEMU cannot be told apart";
+			if (spec.qmp_socket.empty())
+				return error(
+				    DOCA_ERROR_NOT_SUPPORTED,
+				    head + " without QMP (give the QMP socket, give the memory backends different "
+					   "sizes, or read an image: QMP dump-guest-memory)");
+			std::vector<uint64_t> candidates;
+			for (const ProcMapping *mapping : ram_mapping_candidates(maps, size))
+				candidates.push_back(mapping->start);
+			if (candidates.size() != group.size())
+				return error(DOCA_ERROR_NOT_SUPPORTED, head + ": " + std::to_string(candidates.size()) +
+									   " mappings have that size");
+			status = assign_twins_by_content(qmp, pid, group, pieces, candidates, host_addresses);
+			if (!status.ok())
+				return error(status.code,
+					     head + ": " + status.reason + " (read an image: QMP dump-guest-memory)");
+			continue;
+		}
 		uint64_t host_address = 0;
 		status = find_ram_mapping(maps, size, host_address);
 		if (!status.ok())

@@ -371,6 +371,41 @@ Status parse_qmp_memdev_ids(std::string_view return_json, std::vector<std::strin
 	return Status::success();
 }
 
+Status parse_hmp_xp_words(std::string_view text, std::vector<uint8_t> &out)
+{
+	out.clear();
+	while (!text.empty()) {
+		const size_t newline = text.find('\n');
+		std::string_view line = text.substr(0, newline);
+		text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+		if (line.ends_with('\r'))
+			line.remove_suffix(1);
+		if (line.empty())
+			continue;
+		const size_t colon = line.find(": ");
+		if (colon == std::string_view::npos || !common::parse_hex(line.substr(0, colon)))
+			return error(DOCA_ERROR_INVALID_VALUE, "`xp` line is malformed: " + excerpt(line));
+		line.remove_prefix(colon + 2);
+		while (!line.empty()) {
+			const size_t start = line.find_first_not_of(' ');
+			if (start == std::string_view::npos)
+				break;
+			line.remove_prefix(start);
+			const size_t end = std::min(line.find(' '), line.size());
+			const std::string_view word = line.substr(0, end);
+			line.remove_prefix(end);
+			const auto value = word.starts_with("0x") ? common::parse_hex(word.substr(2)) : std::nullopt;
+			if (!value || word.size() > 18)
+				return error(DOCA_ERROR_INVALID_VALUE, "`xp` word is malformed: " + excerpt(word));
+			for (int i = 0; i < 8; i++)
+				out.push_back(static_cast<uint8_t>(*value >> (8 * i)));
+			if (out.size() > (16u << 20))
+				return error(DOCA_ERROR_INVALID_VALUE, "`xp` output is too long");
+		}
+	}
+	return Status::success();
+}
+
 QmpSession::QmpSession() = default;
 QmpSession::~QmpSession() = default;
 

@@ -66,6 +66,10 @@ Status parse_mtree_ram_pieces(std::string_view text, const std::vector<std::stri
 // query-memdev's return value: the ids of the memory backends. Fails on anything else.
 Status parse_qmp_memdev_ids(std::string_view return_json, std::vector<std::string> &out);
 
+// HMP `xp /Nxg ADDRESS` text ("0000000000200000: 0x0123456789abcdef 0x...", lines of 8-byte words)
+// as bytes, little-endian. Fails on a line it cannot read.
+Status parse_hmp_xp_words(std::string_view text, std::vector<uint8_t> &out);
+
 // Connects, negotiates and parses; every socket wait is bounded (a few seconds).
 Status query_qmp_ram_ranges(const std::string &socket_path, std::vector<RamRange> &out);
 

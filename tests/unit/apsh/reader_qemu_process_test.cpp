@@ -773,6 +773,11 @@ TEST(QemuProcessParsers, QmpMessages)
 	EXPECT_TRUE(running);
 	EXPECT_FALSE(parse_qmp_run_state(R"({"status": "paused"})", running).ok());
 	EXPECT_FALSE(parse_qmp_run_state("null", running).ok());
+	std::vector<uint8_t> bytes;
+	ASSERT_TRUE(parse_hmp_xp_words("0000000000200000: 0x0807060504030201 0x0000000000000010\r\n", bytes).ok());
+	EXPECT_EQ(bytes, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8, 0x10, 0, 0, 0, 0, 0, 0, 0}));
+	EXPECT_FALSE(parse_hmp_xp_words("Cannot access memory\r\n", bytes).ok());
+	EXPECT_FALSE(parse_hmp_xp_words("0000000000200000: 0x1 zz\r\n", bytes).ok());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -906,20 +911,42 @@ TEST(QemuProcessLive, NumaNodesAndADimmReadBackWithAndWithoutQmp)
 	}
 }
 
-// Two NUMA nodes of the same size: their mappings cannot be told apart; a clear error.
-TEST(QemuProcessLive, EqualSizedNodesAreRefusedClearly)
+// Two NUMA nodes of the same size: their mappings look alike. Without QMP that is a clear error;
+// with QMP their contents tell them apart (pages QEMU shows at their guest-physical addresses
+// against each mapping), unless both are still empty.
+TEST(QemuProcessLive, EqualSizedNodesAreToldApartByContentOverQmpOnly)
 {
 	if (!have_qemu())
 		GTEST_SKIP() << "no qemu-system-x86_64";
-	PausedQemu qemu("pc -object memory-backend-ram,id=n0,size=512M -object memory-backend-ram,id=n1,size=512M"
-			" -numa node,memdev=n0 -numa node,memdev=n1",
-			"1G", "apsh-numa-twins-test");
-	ASSERT_TRUE(qemu.started());
-	for (const std::string &qmp : {std::string(), qemu.qmp()}) {
-		const Status status = open_pid(qemu.pid(), qmp);
-		EXPECT_EQ(status.code, DOCA_ERROR_NOT_SUPPORTED) << status.reason;
-		EXPECT_NE(status.reason.find("have the same size"), std::string::npos) << status.reason;
+	const std::string twins =
+	    "pc -object memory-backend-ram,id=n0,size=512M -object memory-backend-ram,id=n1,size=512M"
+	    " -numa node,memdev=n0 -numa node,memdev=n1";
+	{
+		PausedQemu empty(twins, "1G", "apsh-numa-twins-test");
+		ASSERT_TRUE(empty.started());
+		for (const std::string &qmp : {std::string(), empty.qmp()}) {
+			const Status status = open_pid(empty.pid(), qmp);
+			EXPECT_EQ(status.code, DOCA_ERROR_NOT_SUPPORTED) << status.reason;
+			EXPECT_NE(status.reason.find("have the same size"), std::string::npos) << status.reason;
+		}
 	}
+	// A pattern at the start of node 1 (512 MiB) only: node 0 is the other mapping.
+	const fs::path data = fs::temp_directory_path() / ("apsh_twins." + std::to_string(::getpid()));
+	const auto pattern = write_pattern(data, 31);
+	PausedQemu qemu(twins, "1G", "apsh-numa-twins-test", {{data.string(), 512 * MiB}});
+	fs::remove(data);
+	ASSERT_TRUE(qemu.started());
+	Status status = open_pid(qemu.pid());
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_SUPPORTED) << status.reason;
+	EXPECT_NE(status.reason.find("without QMP"), std::string::npos) << status.reason;
+	std::unique_ptr<PhysicalMemory> memory;
+	status = PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), qemu.qmp(), {}}, memory);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	std::vector<uint8_t> got(pattern.size());
+	ASSERT_TRUE(memory->read(512 * MiB, got));
+	EXPECT_EQ(got, pattern);
+	ASSERT_TRUE(memory->read(8192, got));
+	EXPECT_NE(got, pattern);
 }
 
 // Under KVM QEMU registers the same RAM block mappings as KVM memory slots (kvm_set_phys_mem hands
