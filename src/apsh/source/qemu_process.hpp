@@ -1,14 +1,16 @@
 // Guest RAM of a running QEMU process, read from outside through the process's own memory: no
-// change to the VM's command line, no restart, no agent. The RAM block's bytes are read at QEMU's
+// change to the VM's command line, no restart, no agent. The RAM blocks' bytes are read at QEMU's
 // host virtual addresses with process_vm_readv (cross-memory attach), or with pread on
 // /proc/PID/mem where that is missing. The guest-physical layout (which GPA ranges are which
-// offsets of the RAM block) comes from QMP when a socket is given (`info mtree -f` and
-// `info ramblock`), else from QEMU's command line (/proc/PID/cmdline: -m, -machine, the memory
-// backend object) and the x86 PC rules QEMU itself applies (below_4g_mem_size of pc and q35). The
-// RAM block's host address is its mapping in /proc/PID/maps: the one mapping of the block's size.
+// offsets of which RAM block: pc.ram or the machine's backend, NUMA nodes' memdevs, pc-dimms)
+// comes from QMP when a socket is given (`info mtree -f`, `query-memdev`, `info ramblock`), else
+// from QEMU's command line (/proc/PID/cmdline: -m, -machine, the memory backend objects, -numa,
+// -device pc-dimm) and the x86 PC rules QEMU itself applies (below_4g_mem_size of pc and q35,
+// the device memory region). Each RAM block's host address is its mapping in /proc/PID/maps: the
+// one mapping of the block's size; blocks of one size are told apart by content over QMP.
 //
 // The parsers (maps, command line, `info ramblock`) take untrusted text and are fuzzed
-// (fuzz/apsh_qemu_process_fuzz.cpp).
+// (fuzz/apsh_qemu_process_fuzz.cpp; the QMP ones in fuzz/apsh_qmp_fuzz.cpp).
 #pragma once
 
 #include "apsh/introspection.hpp"

@@ -1,6 +1,8 @@
 // The RAM layout of a running QEMU guest, asked over its QMP socket: `qmp_capabilities`, then
 // `human-monitor-command` with `info mtree -f`. The flat view of the "memory" address space
 // lists each RAM piece as "start-end (prio N, ram): <backend> @<offset in the backend>".
+// Everything QMP sends is untrusted (a socket that is not QMP, a hung QEMU): every wait is
+// bounded, and the parsers are fuzzed (fuzz/apsh_qmp_fuzz.cpp).
 #pragma once
 
 #include "apsh/introspection.hpp"
