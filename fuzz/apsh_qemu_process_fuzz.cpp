@@ -1,9 +1,11 @@
 // Fuzz target: the QEMU process source's parsers. The first byte picks the parser for the rest:
 // /proc/PID/maps text, a QEMU command line (NUL-separated), or HMP `info ramblock`. Accepted maps
 // have non-empty mappings; an accepted command line gives an x86 layout (when it is a PC) whose
-// ranges are non-empty, ordered, and add up to the RAM size.
+// ranges are non-empty, ordered, and add up to the RAM size, and RAM-block pieces (NUMA memdevs,
+// pc-dimms) that lie inside their blocks and never overlap.
 #include "apsh/source/qemu_process.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string_view>
 
@@ -44,6 +46,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (total != command_line.ram_bytes)
 			__builtin_trap();
+		// The same RAM as pieces of RAM blocks (NUMA memdevs, pc-dimms): each inside its block,
+		// no two overlapping.
+		std::vector<source::RamBlockPiece> pieces;
+		std::vector<std::pair<std::string, uint64_t>> blocks;
+		if (!source::x86_pc_ram_blocks(command_line, pieces, blocks).ok())
+			return 0;
+		for (size_t i = 0; i < pieces.size(); i++) {
+			const source::RamBlockPiece &piece = pieces[i];
+			auto block = std::find_if(blocks.begin(), blocks.end(),
+						  [&](const auto &b) { return b.first == piece.block; });
+			if (piece.gpa_end <= piece.gpa_start || block == blocks.end() || piece.offset > block->second ||
+			    piece.gpa_end - piece.gpa_start > block->second - piece.offset)
+				__builtin_trap();
+			for (size_t j = 0; j < i; j++)
+				if (piece.gpa_start < pieces[j].gpa_end && pieces[j].gpa_start < piece.gpa_end)
+					__builtin_trap();
+		}
 		break;
 	}
 	default: {

@@ -7,10 +7,14 @@
 #include <nlohmann/json.hpp>
 
 #include <elf.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +25,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -944,6 +949,95 @@ TEST_F(ApshCliGuest, PstreeIsPsAsATree)
 	EXPECT_EQ(one.out, "apsh_target(" + std::to_string(target) + ")\n");
 }
 
+// A QMP client for the tests (the test does not link the library): commands and their replies,
+// events skipped. Every wait is bounded by the socket's 30 s receive timeout.
+class QmpClient {
+public:
+	explicit QmpClient(const std::string &path)
+	{
+		fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		sockaddr_un address{};
+		address.sun_family = AF_UNIX;
+		std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path.c_str());
+		timeval timeout{30, 0};
+		::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+		if (::connect(fd_, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0) {
+			ADD_FAILURE() << "cannot connect to " << path << ": " << std::strerror(errno);
+			return;
+		}
+		next(); // greeting
+		ok_ = command("qmp_capabilities").contains("return");
+	}
+	~QmpClient()
+	{
+		if (fd_ >= 0)
+			::close(fd_);
+	}
+	bool ok() const { return ok_; }
+	Json command(const std::string &name, const Json &arguments = nullptr)
+	{
+		Json request = {{"execute", name}};
+		if (!arguments.is_null())
+			request["arguments"] = arguments;
+		const std::string line = request.dump() + "\n";
+		if (::send(fd_, line.data(), line.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(line.size()))
+			return Json();
+		for (;;) {
+			Json reply = next();
+			if (!reply.is_object() || !reply.contains("event"))
+				return reply;
+		}
+	}
+	std::string hmp(const std::string &command_line)
+	{
+		const Json reply = command("human-monitor-command", {{"command-line", command_line}});
+		return reply.contains("return") && reply["return"].is_string() ? reply["return"].get<std::string>()
+									       : "";
+	}
+	bool running()
+	{
+		const Json reply = command("query-status");
+		return reply.contains("return") && reply["return"].value("running", false);
+	}
+
+private:
+	Json next()
+	{
+		for (;;) {
+			const size_t newline = buffer_.find('\n');
+			if (newline != std::string::npos) {
+				const std::string line = buffer_.substr(0, newline);
+				buffer_.erase(0, newline + 1);
+				return Json::parse(line, nullptr, false);
+			}
+			char chunk[65536];
+			const ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
+			if (n <= 0)
+				return Json();
+			buffer_.append(chunk, static_cast<size_t>(n));
+		}
+	}
+	int fd_ = -1;
+	bool ok_ = false;
+	std::string buffer_;
+};
+
+// The stable processes of the ground truth that a ps answer must hold (kernel workers come and go).
+void expect_stable_processes(const GroundTruth &truth, const std::map<uint32_t, Json> &processes)
+{
+	size_t compared = 0;
+	for (const auto *gt : truth.stable_processes()) {
+		if (gt->comm.starts_with("kworker/"))
+			continue;
+		auto it = processes.find(gt->pid);
+		ASSERT_NE(it, processes.end()) << "pid " << gt->pid << " (" << gt->comm << ") missing";
+		EXPECT_EQ(it->second.at("comm"), gt->comm.substr(0, 15)) << gt->pid;
+		EXPECT_EQ(it->second.at("ppid"), gt->ppid) << gt->pid;
+		++compared;
+	}
+	EXPECT_GT(compared, 10u);
+}
+
 } // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -1097,4 +1191,212 @@ TEST_F(ApshCliVm, QmpLayoutAndConsistentModeGiveTheSameProcesses)
 	const Result again = apsh({"modules", "--memory", "qemu-name:" + name_ + ",qmp=" + qmp_, "--consistent"});
 	ASSERT_EQ(again.status, 0) << again.err;
 	EXPECT_NE(again.err.find("the guest was paused for"), std::string::npos) << again.err;
+}
+
+// The guest paused and resumed over QMP again and again while queries run: each query gives the
+// guest's processes or fails with a clear error, never a crash or a hang; the guest runs after.
+TEST_F(ApshCliVm, PausedAndResumedMidQueryGivesTheAnswerOrAClearError)
+{
+	std::atomic<bool> stop{false};
+	std::atomic<int> toggles{0};
+	std::thread toggler([&] {
+		QmpClient qmp(qmp_);
+		if (!qmp.ok())
+			return;
+		while (!stop) {
+			qmp.command("stop");
+			std::this_thread::sleep_for(std::chrono::milliseconds(15));
+			qmp.command("cont");
+			std::this_thread::sleep_for(std::chrono::milliseconds(15));
+			toggles++;
+		}
+		qmp.command("cont");
+	});
+	int answered = 0, failed = 0;
+	const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+	for (int i = 0; i < 6 || std::chrono::steady_clock::now() < until; i++) {
+		const std::vector<std::string> query =
+		    i % 2 == 0 ? std::vector<std::string>{"ps", "--memory", "pid:" + pid_, "--json"}
+			       : std::vector<std::string>{"threads", "--memory", "qemu-name:" + name_, "--json"};
+		const Result result = apsh(query);
+		ASSERT_NE(result.status, -1) << "the CLI did not exit normally: " << result.err;
+		if (result.status != 0) {
+			EXPECT_EQ(result.status, 1) << result.err;
+			EXPECT_NE(result.err, "");
+			std::printf("query %d failed cleanly: %s", i, result.err.c_str());
+			failed++;
+			continue;
+		}
+		const Json rows = Json::parse(result.out);
+		if (i % 2 == 0)
+			expect_stable_processes(*truth_, by_pid(rows));
+		else
+			EXPECT_GT(rows.size(), truth_->stable_processes().size());
+		answered++;
+	}
+	stop = true;
+	toggler.join();
+	EXPECT_GT(toggles.load(), 20);
+	EXPECT_GT(answered, 0);
+	std::printf("%d queries answered, %d failed cleanly, over %d pauses\n", answered, failed, toggles.load());
+	QmpClient qmp(qmp_);
+	EXPECT_TRUE(qmp.running());
+}
+
+// --consistent on a guest someone else paused: it reads, says so, and leaves the guest paused.
+TEST_F(ApshCliVm, ConsistentLeavesAnAlreadyPausedGuestPaused)
+{
+	// QEMU serves one QMP client at a time: each client here is closed before the CLI asks.
+	ASSERT_TRUE(QmpClient(qmp_).command("stop").contains("return"));
+	const Result result = apsh({"ps", "--memory", "pid:" + pid_, "--qmp", qmp_, "--consistent", "--json"});
+	const bool still_paused = !QmpClient(qmp_).running();
+	QmpClient(qmp_).command("cont");
+	ASSERT_EQ(result.status, 0) << result.err;
+	EXPECT_NE(result.err.find("the guest was already paused; it stays paused"), std::string::npos) << result.err;
+	EXPECT_EQ(result.err.find("the guest was paused for"), std::string::npos) << result.err;
+	EXPECT_TRUE(still_paused);
+	expect_stable_processes(*truth_, by_pid(Json::parse(result.out)));
+	EXPECT_TRUE(QmpClient(qmp_).running());
+}
+
+// The how-to's image path: QMP dump-guest-memory of the running anonymous-RAM guest, an ELF core
+// App Shield reads with --memory like the process itself.
+TEST_F(ApshCliVm, DumpGuestMemoryElfReadsLikeTheProcess)
+{
+	const fs::path core = fs::temp_directory_path() / ("apsh_cli_vm_dump." + std::to_string(::getpid()) + ".elf");
+	fs::remove(core);
+	{
+		QmpClient qmp(qmp_);
+		ASSERT_TRUE(qmp.ok());
+		const Json reply =
+		    qmp.command("dump-guest-memory", {{"paging", false}, {"protocol", "file:" + core.string()}});
+		ASSERT_TRUE(reply.contains("return")) << reply.dump();
+		std::string status;
+		for (int i = 0; i < 600 && status != "completed" && status != "failed"; i++) {
+			const Json dump = qmp.command("query-dump");
+			status = dump.contains("return") ? dump["return"].value("status", "") : "";
+			if (status != "completed")
+				std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		}
+		ASSERT_EQ(status, "completed");
+		EXPECT_TRUE(qmp.running());
+	}
+	const std::string header = slurp(core).substr(0, 4);
+	EXPECT_EQ(header, "\x7f"
+			  "ELF");
+	const auto from_core = by_pid(apsh_json({"ps", "--memory", core.string()}));
+	const auto from_process = by_pid(apsh_json({"ps", "--memory", "pid:" + pid_}));
+	fs::remove(core);
+	expect_stable_processes(*truth_, from_core);
+	for (const auto *gt : truth_->stable_processes()) {
+		if (!gt->comm.starts_with("kworker/")) {
+			EXPECT_TRUE(from_process.count(gt->pid)) << gt->pid;
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// A guest bigger than the room below the PCI hole (tests/guest fixture start-vm --mem 4608: the
+// pc machine maps 3 GiB below 4 GiB and 1.5 GiB above), on anonymous RAM. SOFTDPU_GUEST_VM_SPLIT_RUN
+// names its run dir; without it these tests skip.
+
+class ApshCliVmSplit : public ::testing::Test {
+protected:
+	static void SetUpTestSuite()
+	{
+		::setenv("SOFTDPU_SIDE", "dpu", 1);
+		::unsetenv("SOFTDPU_TOPOLOGY");
+		::unsetenv("SOFTDPU_APSH_MEMORY");
+		const char *dir = std::getenv("SOFTDPU_GUEST_VM_SPLIT_RUN");
+		if (dir == nullptr || !fs::exists(fs::path(dir) / "qemu.pid"))
+			return;
+		run_dir_ = dir;
+		truth_ = std::make_unique<GroundTruth>(GroundTruth::load((run_dir_ / "ground-truth.txt").string()));
+		std::istringstream env(slurp(run_dir_ / "guest.env"));
+		for (std::string line; std::getline(env, line);) {
+			if (line.starts_with("QMP_SOCKET="))
+				qmp_ = line.substr(11);
+			if (line.starts_with("MEM_MIB="))
+				mem_mib_ = std::stoull(line.substr(8));
+		}
+		pid_ = slurp(run_dir_ / "qemu.pid");
+		while (!pid_.empty() && (pid_.back() == '\n' || pid_.back() == ' '))
+			pid_.pop_back();
+	}
+	static void TearDownTestSuite() { truth_.reset(); }
+	void SetUp() override
+	{
+		if (!truth_)
+			GTEST_SKIP() << "SOFTDPU_GUEST_VM_SPLIT_RUN names no running guest (ctest's guest_vm_split "
+					"fixture sets it)";
+		ASSERT_GT(mem_mib_, 3584u) << "the guest must be big enough for pc to split its RAM";
+	}
+
+	static inline fs::path run_dir_;
+	static inline std::unique_ptr<GroundTruth> truth_;
+	static inline std::string qmp_, pid_;
+	static inline uint64_t mem_mib_ = 0;
+};
+
+// QEMU maps the guest's RAM in two ranges, the kernel keeps its data above 4 GiB (the dummy
+// module's pages are there), and App Shield reads both, with and without QMP.
+TEST_F(ApshCliVmSplit, RamAboveAndBelow4GiBReadsLikeTheGroundTruth)
+{
+	// QEMU serves one QMP client at a time: each client here is closed before the CLI asks.
+	const std::string mtree = QmpClient(qmp_).hmp("info mtree -f");
+	EXPECT_NE(mtree.find("0000000100000000-"), std::string::npos) << "no RAM from 4 GiB:\n"
+								      << mtree.substr(0, 2000);
+	for (const std::string &memory : {"pid:" + pid_, "pid:" + pid_ + ",qmp=" + qmp_}) {
+		SCOPED_TRACE(memory);
+		expect_stable_processes(*truth_, by_pid(apsh_json({"ps", "--memory", memory})));
+		std::string dummy_address;
+		for (const Json &row : apsh_json({"modules", "--memory", memory}))
+			if (row.at("name") == "dummy")
+				dummy_address = row.at("address").get<std::string>();
+		ASSERT_FALSE(dummy_address.empty()) << "no dummy module";
+		// Where the guest's own page tables put it.
+		const std::string translated = QmpClient(qmp_).hmp("gva2gpa " + dummy_address);
+		const size_t at = translated.find("gpa: 0x");
+		ASSERT_NE(at, std::string::npos) << translated;
+		const uint64_t gpa = std::stoull(translated.substr(at + 7), nullptr, 16);
+		EXPECT_GE(gpa, 4ull << 30) << translated;
+	}
+}
+
+// SIGKILL of QEMU while a YARA scan of every process reads it: exit status 1 and an error that
+// names the QEMU process, no crash, no hang.
+TEST_F(ApshCliVmSplit, QemuKilledMidQueryIsAClearError)
+{
+	const fs::path rules =
+	    fs::temp_directory_path() / ("apsh_cli_split_rules." + std::to_string(::getpid()) + ".yar");
+	std::ofstream(rules) << "rule heap_marker { strings: $a = \"APSH_HEAP_MARKER_5e1f0d2c\" condition: $a }\n";
+	// Scans back to back until one fails: the kill lands in one of them (or, at worst, just
+	// before the next one opens the process).
+	Result result;
+	int finished = 0;
+	const auto start = std::chrono::steady_clock::now();
+	std::thread query([&] {
+		while (std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+			result = apsh({"yara", "--memory", "pid:" + pid_, "--rules", rules.string(), "--no-progress"});
+			if (result.status != 0)
+				break;
+			finished++;
+		}
+	});
+	std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+	const pid_t qemu = static_cast<pid_t>(std::stol(pid_));
+	ASSERT_EQ(::kill(qemu, SIGKILL), 0);
+	query.join();
+	fs::remove(rules);
+	EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(60));
+	ASSERT_NE(result.status, -1) << "the CLI did not exit normally: " << result.err;
+	ASSERT_EQ(result.status, 1) << result.err;
+	EXPECT_TRUE(result.err.find("QEMU process " + pid_) != std::string::npos ||
+		    result.err.find("pid:" + pid_) != std::string::npos)
+	    << result.err;
+	EXPECT_TRUE(result.err.find("exited") != std::string::npos ||
+		    result.err.find("no process") != std::string::npos)
+	    << result.err;
+	EXPECT_EQ(result.err.find("AddressSanitizer"), std::string::npos) << result.err;
+	std::printf("%d scans finished before the kill; the error after it: %s\n", finished, result.err.c_str());
 }

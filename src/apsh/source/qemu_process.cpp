@@ -10,8 +10,10 @@
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <map>
 #include <poll.h>
 #include <signal.h>
+#include <span>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -395,8 +397,7 @@ Status parse_qemu_cmdline(std::string_view cmdline, QemuCommandLine &out)
 		return error(DOCA_ERROR_INVALID_VALUE, "empty command line (a kernel thread, or an exited process)");
 	out.program = std::string(args[0]);
 	std::optional<uint64_t> m_bytes;
-	// Backend objects by id: size in bytes.
-	std::vector<std::pair<std::string, uint64_t>> backends;
+	std::vector<std::pair<size_t, std::string>> numa_nodes; // node id, memdev
 	for (size_t i = 1; i < args.size(); i++) {
 		std::string_view option = args[i];
 		if (!option.starts_with('-'))
@@ -409,12 +410,22 @@ Status parse_qemu_cmdline(std::string_view cmdline, QemuCommandLine &out)
 			i++;
 			auto items = split_qemu_options(value);
 			auto size = option_value(items, "size", "size");
-			if (!size)
-				continue; // "-m slots=4,maxmem=8G": the default size
+			if (!size) {
+				// "-m slots=4,maxmem=8G": the default size
+				if (auto max = option_value(items, "maxmem"))
+					out.max_ram = parse_qemu_size(*max, kMiB);
+				continue;
+			}
 			auto bytes = parse_qemu_size(*size, kMiB);
 			if (!bytes || *bytes == 0)
 				return error(DOCA_ERROR_INVALID_VALUE, "-m " + std::string(value) + ": not a size");
 			m_bytes = bytes;
+			if (auto max = option_value(items, "maxmem")) {
+				auto max_bytes = parse_qemu_size(*max, kMiB);
+				if (!max_bytes)
+					return error(DOCA_ERROR_INVALID_VALUE, "-m maxmem=" + *max + ": not a size");
+				out.max_ram = max_bytes;
+			}
 		} else if (option == "machine" || option == "M") {
 			i++;
 			auto items = split_qemu_options(value);
@@ -429,6 +440,55 @@ Status parse_qemu_cmdline(std::string_view cmdline, QemuCommandLine &out)
 			}
 			if (auto backend = option_value(items, "memory-backend"))
 				out.memory_backend = *backend;
+		} else if (option == "numa") {
+			i++;
+			auto items = split_qemu_options(value);
+			if (option_value(items, "type", "type").value_or("") != "node")
+				continue;
+			auto memdev = option_value(items, "memdev");
+			if (!memdev)
+				continue;
+			size_t node = numa_nodes.size();
+			if (auto id = option_value(items, "nodeid")) {
+				auto parsed = common::parse_decimal(*id);
+				if (!parsed || *parsed >= 4096)
+					return error(DOCA_ERROR_INVALID_VALUE,
+						     "-numa node,nodeid=" + *id + ": not a node");
+				node = static_cast<size_t>(*parsed);
+			}
+			numa_nodes.emplace_back(node, *memdev);
+		} else if (option == "device") {
+			i++;
+			std::string driver, memdev, address;
+			if (value.starts_with('{')) {
+				auto json = nlohmann::json::parse(value, nullptr, false);
+				if (json.is_object()) {
+					if (json.contains("driver") && json["driver"].is_string())
+						driver = json["driver"].get<std::string>();
+					if (json.contains("memdev") && json["memdev"].is_string())
+						memdev = json["memdev"].get<std::string>();
+					if (json.contains("addr") && json["addr"].is_number_unsigned())
+						address = std::to_string(json["addr"].get<uint64_t>());
+				}
+			} else {
+				auto items = split_qemu_options(value);
+				driver = option_value(items, "driver", "driver").value_or("");
+				memdev = option_value(items, "memdev").value_or("");
+				address = option_value(items, "addr").value_or("");
+			}
+			if (driver != "pc-dimm" || memdev.empty())
+				continue;
+			QemuCommandLine::Dimm dimm{memdev, std::nullopt};
+			if (!address.empty()) {
+				auto parsed = address.starts_with("0x")
+						  ? common::parse_hex(std::string_view(address).substr(2))
+						  : common::parse_decimal(address);
+				if (!parsed)
+					return error(DOCA_ERROR_INVALID_VALUE,
+						     "-device pc-dimm,addr=" + address + ": not an address");
+				dimm.address = parsed;
+			}
+			out.dimms.push_back(std::move(dimm));
 		} else if (option == "name") {
 			i++;
 			auto items = split_qemu_options(value);
@@ -461,7 +521,9 @@ Status parse_qemu_cmdline(std::string_view cmdline, QemuCommandLine &out)
 				if (!bytes)
 					return error(DOCA_ERROR_INVALID_VALUE, "-object " + type + ",id=" + id +
 										   ": size " + size + " is not a size");
-				backends.emplace_back(id, *bytes);
+				out.backends.emplace_back(id, *bytes);
+				if (out.backends.size() > 4096)
+					return error(DOCA_ERROR_INVALID_VALUE, "more than 4096 memory backends");
 			}
 		}
 	}
@@ -470,11 +532,33 @@ Status parse_qemu_cmdline(std::string_view cmdline, QemuCommandLine &out)
 		out.ram_given = true;
 	}
 	if (!out.memory_backend.empty())
-		for (const auto &[id, bytes] : backends)
+		for (const auto &[id, bytes] : out.backends)
 			if (id == out.memory_backend) {
 				out.ram_bytes = bytes;
 				out.ram_given = true;
 			}
+	if (numa_nodes.size() > 4096)
+		return error(DOCA_ERROR_INVALID_VALUE, "more than 4096 NUMA nodes");
+	std::stable_sort(numa_nodes.begin(), numa_nodes.end(),
+			 [](const auto &a, const auto &b) { return a.first < b.first; });
+	for (const auto &node : numa_nodes)
+		out.numa_memdevs.push_back(node.second);
+	if (!out.numa_memdevs.empty() && out.memory_backend.empty()) {
+		// The machine's RAM is the nodes' memdevs one after another (QEMU checks that -m agrees).
+		uint64_t total = 0;
+		for (const std::string &memdev : out.numa_memdevs) {
+			auto backend = std::find_if(out.backends.begin(), out.backends.end(),
+						    [&](const auto &b) { return b.first == memdev; });
+			if (backend == out.backends.end())
+				return error(DOCA_ERROR_INVALID_VALUE,
+					     "-numa node,memdev=" + memdev + ": no memory-backend object has that id");
+			if (backend->second > UINT64_MAX - total)
+				return error(DOCA_ERROR_INVALID_VALUE, "the NUMA nodes' memory overflows");
+			total += backend->second;
+		}
+		out.ram_bytes = total;
+		out.ram_given = true;
+	}
 	return Status::success();
 }
 
@@ -521,6 +605,89 @@ Status x86_pc_ram_layout(const QemuCommandLine &command_line, std::vector<RamRan
 	return Status::success();
 }
 
+Status x86_pc_ram_blocks(const QemuCommandLine &command_line, std::vector<RamBlockPiece> &pieces,
+			 std::vector<std::pair<std::string, uint64_t>> &blocks)
+{
+	pieces.clear();
+	blocks.clear();
+	std::vector<RamRange> ranges; // offsets in the machine's RAM
+	Status status = x86_pc_ram_layout(command_line, ranges);
+	if (!status.ok())
+		return status;
+	auto backend_size = [&](const std::string &id) -> std::optional<uint64_t> {
+		for (const auto &[name, bytes] : command_line.backends)
+			if (name == id)
+				return bytes;
+		return std::nullopt;
+	};
+	// The machine's RAM as blocks, one after another.
+	if (!command_line.memory_backend.empty())
+		blocks.emplace_back(command_line.memory_backend, command_line.ram_bytes);
+	else if (!command_line.numa_memdevs.empty())
+		for (const std::string &memdev : command_line.numa_memdevs)
+			blocks.emplace_back(memdev, *backend_size(memdev));
+	else
+		blocks.emplace_back("pc.ram", command_line.ram_bytes);
+	uint64_t top = 0; // the end of RAM in guest-physical space
+	for (const RamRange &range : ranges) {
+		uint64_t gpa = range.gpa_start, machine_offset = range.file_offset;
+		uint64_t block_start = 0;
+		for (const auto &[name, size] : blocks) {
+			const uint64_t block_end = block_start + size;
+			if (gpa < range.gpa_end && machine_offset < block_end && machine_offset >= block_start) {
+				const uint64_t length = std::min(range.gpa_end - gpa, block_end - machine_offset);
+				if (length > 0)
+					pieces.push_back({name, gpa, gpa + length, machine_offset - block_start});
+				gpa += length;
+				machine_offset += length;
+			}
+			block_start = block_end;
+		}
+		top = std::max(top, range.gpa_end);
+	}
+	// Memory devices: QEMU 7.2's pc_memory_init puts the device memory region at
+	// ROUND_UP(4 GiB + RAM above 4 GiB, 1 GiB) when maxmem is above the RAM size;
+	// memory_device_get_free_addr places a device without addr= at the first free place aligned
+	// to its backend's alignment (2 MiB for anonymous RAM on x86-64).
+	if (command_line.dimms.empty())
+		return Status::success();
+	if (!command_line.max_ram || *command_line.max_ram <= command_line.ram_bytes)
+		return error(DOCA_ERROR_INVALID_VALUE, "-device pc-dimm needs -m maxmem= above the RAM size");
+	constexpr uint64_t kGiB = 1ull << 30, kAlign = 2ull << 20;
+	const uint64_t above = std::max(top, k4GiB) - k4GiB;
+	const uint64_t base = (k4GiB + above + kGiB - 1) / kGiB * kGiB;
+	const uint64_t limit = base + (*command_line.max_ram - command_line.ram_bytes) +
+			       kGiB * command_line.dimms.size(); // enforce_aligned_dimm: 1 GiB per slot
+	std::vector<std::pair<uint64_t, uint64_t>> used;         // [start, end) of plugged devices
+	for (const QemuCommandLine::Dimm &dimm : command_line.dimms) {
+		auto size = backend_size(dimm.memdev);
+		if (!size || *size == 0)
+			return error(DOCA_ERROR_INVALID_VALUE, "-device pc-dimm,memdev=" + dimm.memdev +
+								   ": no memory-backend object has that id");
+		uint64_t address = 0;
+		if (dimm.address) {
+			address = *dimm.address;
+		} else {
+			address = base;
+			std::sort(used.begin(), used.end());
+			for (const auto &[start, end] : used)
+				if (address < end && address + *size > start)
+					address = (end + kAlign - 1) / kAlign * kAlign;
+		}
+		if (address < base || address > limit || *size > limit - address)
+			return error(DOCA_ERROR_INVALID_VALUE, "-device pc-dimm,memdev=" + dimm.memdev +
+								   " lies outside the device memory region");
+		for (const auto &[start, end] : used)
+			if (address < end && address + *size > start)
+				return error(DOCA_ERROR_INVALID_VALUE, "-device pc-dimm,memdev=" + dimm.memdev +
+									   " overlaps another memory device");
+		used.emplace_back(address, address + *size);
+		blocks.emplace_back(dimm.memdev, *size);
+		pieces.push_back({dimm.memdev, address, address + *size, 0});
+	}
+	return Status::success();
+}
+
 Status parse_ramblock_table(std::string_view text, std::vector<RamBlockInfo> &out)
 {
 	out.clear();
@@ -561,7 +728,11 @@ Status parse_ramblock_table(std::string_view text, std::vector<RamBlockInfo> &ou
 	return Status::success();
 }
 
-Status find_ram_mapping(const std::vector<ProcMapping> &maps, uint64_t size, uint64_t &host_address)
+namespace {
+
+// The mappings that may be a RAM block of `size` bytes: read-write, exactly that size, anonymous,
+// shared (memfd, file) or on hugetlbfs.
+std::vector<const ProcMapping *> ram_mapping_candidates(const std::vector<ProcMapping> &maps, uint64_t size)
 {
 	std::vector<const ProcMapping *> candidates;
 	for (const ProcMapping &mapping : maps) {
@@ -574,6 +745,94 @@ Status find_ram_mapping(const std::vector<ProcMapping> &maps, uint64_t size, uin
 		if (anonymous || shared || hugetlb)
 			candidates.push_back(&mapping);
 	}
+	return candidates;
+}
+
+bool read_remote(uint32_t pid, uint64_t address, std::span<uint8_t> out)
+{
+	iovec local{out.data(), out.size()};
+	iovec remote{reinterpret_cast<void *>(address), out.size()};
+	return ::process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0) ==
+	       static_cast<ssize_t>(out.size());
+}
+
+// RAM blocks of one size, told apart by content: pages QEMU shows at their guest-physical
+// addresses (HMP xp) compared with each candidate mapping at the block's offsets. The assignment
+// of blocks to mappings whose matching non-zero pages are the most wins, if no other ties it.
+Status assign_twins_by_content(QmpSession &qmp, uint32_t pid, const std::vector<std::string> &twins,
+			       const std::vector<RamBlockPiece> &pieces, const std::vector<uint64_t> &candidates,
+			       std::map<std::string, uint64_t> &host_addresses)
+{
+	constexpr size_t kSamples = 32, kPage = 4096;
+	const size_t count = twins.size();
+	if (count > 6)
+		return error(DOCA_ERROR_NOT_SUPPORTED, "more than 6 RAM blocks of one size");
+	std::vector<std::vector<size_t>> score(count, std::vector<size_t>(count, 0));
+	std::vector<uint8_t> mine(kPage);
+	for (size_t b = 0; b < count; b++) {
+		uint64_t total = 0;
+		for (const RamBlockPiece &piece : pieces)
+			if (piece.block == twins[b])
+				total += piece.gpa_end - piece.gpa_start;
+		for (size_t sample = 0; sample < kSamples && total >= kPage; sample++) {
+			uint64_t skip = (total / kSamples * sample) & ~(kPage - 1);
+			for (const RamBlockPiece &piece : pieces) {
+				if (piece.block != twins[b])
+					continue;
+				const uint64_t length = piece.gpa_end - piece.gpa_start;
+				if (skip >= length) {
+					skip -= length;
+					continue;
+				}
+				if (length - skip < kPage)
+					break;
+				std::string text;
+				std::vector<uint8_t> theirs;
+				Status status = qmp.hmp("xp /512xg " + common::hex(piece.gpa_start + skip), text);
+				if (status.ok())
+					status = parse_hmp_xp_words(text, theirs);
+				if (!status.ok())
+					return status;
+				if (theirs.size() != kPage ||
+				    std::all_of(theirs.begin(), theirs.end(), [](uint8_t byte) { return byte == 0; }))
+					break;
+				for (size_t c = 0; c < count; c++)
+					if (read_remote(pid, candidates[c] + piece.offset + skip, mine) &&
+					    mine == theirs)
+						score[b][c]++;
+				break;
+			}
+		}
+	}
+	std::vector<size_t> order(count), best;
+	for (size_t i = 0; i < count; i++)
+		order[i] = i;
+	size_t best_total = 0;
+	bool tie = false;
+	do {
+		size_t total = 0;
+		for (size_t b = 0; b < count; b++)
+			total += score[b][order[b]];
+		if (total > best_total) {
+			best_total = total;
+			best = order;
+			tie = false;
+		} else if (total == best_total) {
+			tie = true;
+		}
+	} while (std::next_permutation(order.begin(), order.end()));
+	if (best_total == 0 || tie)
+		return error(DOCA_ERROR_NOT_SUPPORTED, "their contents do not tell them apart either");
+	for (size_t b = 0; b < count; b++)
+		host_addresses[twins[b]] = candidates[best[b]];
+	return Status::success();
+}
+
+} // namespace
+
+Status find_ram_mapping(const std::vector<ProcMapping> &maps, uint64_t size, uint64_t &host_address)
+{
+	const std::vector<const ProcMapping *> candidates = ram_mapping_candidates(maps, size);
 	if (candidates.size() == 1) {
 		host_address = candidates[0]->start;
 		return Status::success();
@@ -581,8 +840,9 @@ Status find_ram_mapping(const std::vector<ProcMapping> &maps, uint64_t size, uin
 	if (candidates.empty())
 		return error(DOCA_ERROR_NOT_FOUND, "no read-write mapping of the guest RAM's size (" +
 						       std::to_string(size) +
-						       " bytes) in its maps: not a QEMU with that much RAM, or QEMU "
-						       "splits its RAM (memory devices, NUMA); give the QMP socket");
+						       " bytes) in its maps: not a QEMU with that much RAM, or its RAM "
+						       "is laid out otherwise than its command line says; give the QMP "
+						       "socket");
 	std::string list;
 	for (const ProcMapping *mapping : candidates)
 		list += (list.empty() ? "" : ", ") + common::hex(mapping->start);
@@ -771,48 +1031,109 @@ Status open_qemu_process(const SourceSpec &spec, std::unique_ptr<QemuProcessMemo
 	if (!status.ok())
 		return error(status.code, what + ": " + pid_dir + "/maps: " + status.reason);
 
-	// The layout in offsets of the RAM block, and the block's size.
-	std::vector<RamRange> block_ranges;
-	uint64_t block_size = command_line.ram_bytes;
+	// The layout as pieces of RAM blocks, and each block's size.
+	std::vector<RamBlockPiece> pieces;
+	std::vector<std::pair<std::string, uint64_t>> blocks;
+	QmpSession qmp; // open while the layout is worked out (RAM blocks of one size need it)
 	if (!spec.qmp_socket.empty()) {
-		QmpSession qmp;
 		status = qmp.open(spec.qmp_socket);
-		std::string mtree, ramblock, backend;
+		std::string mtree, ramblock, memdevs;
+		std::vector<std::string> backends;
 		if (status.ok())
 			status = qmp.hmp("info mtree -f", mtree);
 		if (status.ok())
-			status = parse_mtree_ram_ranges(mtree, block_ranges, &backend);
+			status = qmp.execute("query-memdev", &memdevs);
+		if (status.ok())
+			status = parse_qmp_memdev_ids(memdevs, backends);
+		if (status.ok())
+			status = parse_mtree_ram_pieces(mtree, backends, pieces);
 		if (status.ok())
 			status = qmp.hmp("info ramblock", ramblock);
-		std::vector<RamBlockInfo> blocks;
+		std::vector<RamBlockInfo> table;
 		if (status.ok())
-			status = parse_ramblock_table(ramblock, blocks);
+			status = parse_ramblock_table(ramblock, table);
 		if (!status.ok())
 			return error(status.code, what + ": QMP " + spec.qmp_socket + ": " + status.reason);
-		auto block = std::find_if(blocks.begin(), blocks.end(), [&](const RamBlockInfo &b) {
-			return b.name == backend || b.name == "/objects/" + backend;
-		});
-		if (block == blocks.end())
-			return error(DOCA_ERROR_INVALID_VALUE, what + ": QMP lists no RAM block named " + backend);
-		block_size = block->used;
+		for (const RamBlockPiece &piece : pieces) {
+			if (std::any_of(blocks.begin(), blocks.end(),
+					[&](const auto &b) { return b.first == piece.block; }))
+				continue;
+			auto block = std::find_if(table.begin(), table.end(), [&](const RamBlockInfo &b) {
+				return b.name == piece.block || b.name == "/objects/" + piece.block;
+			});
+			if (block == table.end())
+				return error(DOCA_ERROR_INVALID_VALUE,
+					     what + ": QMP lists no RAM block named " + piece.block);
+			blocks.emplace_back(piece.block, block->used);
+		}
 	} else {
-		status = x86_pc_ram_layout(command_line, block_ranges);
+		status = x86_pc_ram_blocks(command_line, pieces, blocks);
 		if (!status.ok())
 			return error(status.code, what + ": " + status.reason);
 	}
-	uint64_t host_address = 0;
-	status = find_ram_mapping(maps, block_size, host_address);
-	if (!status.ok())
-		return error(status.code, what + ": " + status.reason);
-	uint64_t end = 0;
-	for (const RamRange &range : block_ranges) {
-		const uint64_t length = range.gpa_end - range.gpa_start;
-		if (range.file_offset > block_size || length > block_size - range.file_offset)
-			return error(DOCA_ERROR_INVALID_VALUE, what + ": the RAM layout reaches past the RAM block (" +
-								   std::to_string(block_size) + " bytes)");
-		ranges.push_back({range.gpa_start, range.gpa_end, host_address + range.file_offset});
-		end = std::max(end, host_address + range.file_offset + length);
+	if (blocks.empty())
+		return error(DOCA_ERROR_NOT_FOUND, what + ": no guest RAM");
+	for (size_t i = 0; i < blocks.size(); i++)
+		for (size_t j = 0; j < i; j++)
+			if (blocks[i].first == blocks[j].first)
+				return error(DOCA_ERROR_INVALID_VALUE,
+					     what + ": RAM block " + blocks[i].first + " is listed twice");
+	// Each block's mapping: the one eligible mapping of its size.
+	std::map<std::string, uint64_t> host_addresses;
+	for (const auto &[name, size] : blocks) {
+		if (host_addresses.count(name) != 0)
+			continue; // placed with a block of the same size
+		std::string twins;
+		std::vector<std::string> group = {name};
+		for (const auto &[other, other_size] : blocks)
+			if (other != name && other_size == size) {
+				twins += (twins.empty() ? "" : ", ") + other;
+				group.push_back(other);
+			}
+		if (!twins.empty()) {
+			const std::string head = what + ": RAM blocks " + name + " and " + twins +
+						 " have the same size (" + std::to_string(size) +
+						 " bytes): their mappings in QEMU cannot be told apart";
+			if (spec.qmp_socket.empty())
+				return error(
+				    DOCA_ERROR_NOT_SUPPORTED,
+				    head + " without QMP (give the QMP socket, give the memory backends different "
+					   "sizes, or read an image: QMP dump-guest-memory)");
+			std::vector<uint64_t> candidates;
+			for (const ProcMapping *mapping : ram_mapping_candidates(maps, size))
+				candidates.push_back(mapping->start);
+			if (candidates.size() != group.size())
+				return error(DOCA_ERROR_NOT_SUPPORTED, head + ": " + std::to_string(candidates.size()) +
+									   " mappings have that size");
+			status = assign_twins_by_content(qmp, pid, group, pieces, candidates, host_addresses);
+			if (!status.ok())
+				return error(status.code,
+					     head + ": " + status.reason + " (read an image: QMP dump-guest-memory)");
+			continue;
+		}
+		uint64_t host_address = 0;
+		status = find_ram_mapping(maps, size, host_address);
+		if (!status.ok())
+			return error(status.code, what + ": RAM block " + name + ": " + status.reason);
+		host_addresses[name] = host_address;
 	}
+	uint64_t end = 0;
+	for (const RamBlockPiece &piece : pieces) {
+		const auto block =
+		    std::find_if(blocks.begin(), blocks.end(), [&](const auto &b) { return b.first == piece.block; });
+		const uint64_t block_size = block->second;
+		const uint64_t length = piece.gpa_end - piece.gpa_start;
+		if (piece.offset > block_size || length > block_size - piece.offset)
+			return error(DOCA_ERROR_INVALID_VALUE, what + ": the RAM layout reaches past RAM block " +
+								   piece.block + " (" + std::to_string(block_size) +
+								   " bytes)");
+		const uint64_t host = host_addresses[piece.block] + piece.offset;
+		ranges.push_back({piece.gpa_start, piece.gpa_end, host});
+		end = std::max(end, host + length);
+	}
+	std::sort(ranges.begin(), ranges.end(),
+		  [](const RamRange &a, const RamRange &b) { return a.gpa_start < b.gpa_start; });
+	const uint64_t host_address = host_addresses.begin()->second;
 
 	auto memory = std::make_unique<QemuProcessMemory>();
 	memory->pid_ = pid;

@@ -1,18 +1,21 @@
 // Guest RAM of a running QEMU process, read from outside through the process's own memory: no
-// change to the VM's command line, no restart, no agent. The RAM block's bytes are read at QEMU's
+// change to the VM's command line, no restart, no agent. The RAM blocks' bytes are read at QEMU's
 // host virtual addresses with process_vm_readv (cross-memory attach), or with pread on
 // /proc/PID/mem where that is missing. The guest-physical layout (which GPA ranges are which
-// offsets of the RAM block) comes from QMP when a socket is given (`info mtree -f` and
-// `info ramblock`), else from QEMU's command line (/proc/PID/cmdline: -m, -machine, the memory
-// backend object) and the x86 PC rules QEMU itself applies (below_4g_mem_size of pc and q35). The
-// RAM block's host address is its mapping in /proc/PID/maps: the one mapping of the block's size.
+// offsets of which RAM block: pc.ram or the machine's backend, NUMA nodes' memdevs, pc-dimms)
+// comes from QMP when a socket is given (`info mtree -f`, `query-memdev`, `info ramblock`), else
+// from QEMU's command line (/proc/PID/cmdline: -m, -machine, the memory backend objects, -numa,
+// -device pc-dimm) and the x86 PC rules QEMU itself applies (below_4g_mem_size of pc and q35,
+// the device memory region). Each RAM block's host address is its mapping in /proc/PID/maps: the
+// one mapping of the block's size; blocks of one size are told apart by content over QMP.
 //
 // The parsers (maps, command line, `info ramblock`) take untrusted text and are fuzzed
-// (fuzz/apsh_qemu_process_fuzz.cpp).
+// (fuzz/apsh_qemu_process_fuzz.cpp; the QMP ones in fuzz/apsh_qmp_fuzz.cpp).
 #pragma once
 
 #include "apsh/introspection.hpp"
 #include "apsh/source/physical_memory.hpp"
+#include "apsh/source/qmp.hpp"
 #include "common/unique_fd.hpp"
 
 #include <cstdint>
@@ -46,6 +49,15 @@ struct QemuCommandLine {
 	std::string machine;                      // -machine type as written ("pc", "q35", "pc-q35-7.2"); "" default
 	std::optional<uint64_t> max_ram_below_4g; // -machine max-ram-below-4g=
 	std::string memory_backend;               // -machine memory-backend=ID
+	std::optional<uint64_t> max_ram;          // -m maxmem=: memory devices may be plugged above RAM
+	// memory-backend-* objects (-object, also libvirt's JSON form): id and size, in order.
+	std::vector<std::pair<std::string, uint64_t>> backends;
+	std::vector<std::string> numa_memdevs; // -numa node,memdev=ID, in node order
+	struct Dimm {
+		std::string memdev;
+		std::optional<uint64_t> address; // addr=; else QEMU places it
+	};
+	std::vector<Dimm> dimms; // -device pc-dimm, in order
 };
 
 // True for a QEMU system emulator's program name (qemu-system-*, qemu-kvm, kvm).
@@ -61,6 +73,14 @@ std::optional<uint64_t> parse_qemu_size(std::string_view text, uint64_t default_
 // machines lay it out: [0, below_4g) at block offset 0 and [4 GiB, 4 GiB + above_4g) after it.
 // RamRange::file_offset is the offset in the RAM block. Fails for machines that are not pc/q35.
 Status x86_pc_ram_layout(const QemuCommandLine &command_line, std::vector<RamRange> &out);
+
+// The whole x86 PC guest RAM as pieces of QEMU RAM blocks: the main RAM (pc.ram, the backend
+// -machine memory-backend= names, or the NUMA nodes' memdevs one after another in node order)
+// split as x86_pc_ram_layout says, then each pc-dimm in the device memory region (from
+// ROUND_UP(4 GiB + RAM above 4 GiB, 1 GiB), at its addr= or the first free 2 MiB-aligned place, as
+// QEMU 7.2 plugs it). blocks: each RAM block's name and size.
+Status x86_pc_ram_blocks(const QemuCommandLine &command_line, std::vector<RamBlockPiece> &pieces,
+			 std::vector<std::pair<std::string, uint64_t>> &blocks);
 
 // One row of HMP `info ramblock`.
 struct RamBlockInfo {

@@ -6,11 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <fcntl.h>
 #include <map>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <thread>
 #include <unistd.h>
 
 namespace softdpu::apsh::source {
@@ -27,6 +30,65 @@ Status error(doca_error_t code, std::string reason)
 Status error_status(doca_error_t code, std::string reason)
 {
 	return error(code, std::move(reason));
+}
+
+namespace {
+
+// The start of a text for an error message: at most 80 characters, control characters shown as '?'.
+std::string excerpt(std::string_view text)
+{
+	std::string out(text.substr(0, 80));
+	for (char &c : out)
+		if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+			c = '?';
+	return "\"" + out + (text.size() > 80 ? "...\"" : "\"");
+}
+
+} // namespace
+
+Status parse_qmp_message(std::string_view line, QmpMessage &out)
+{
+	out = {};
+	if (line.ends_with('\r'))
+		line.remove_suffix(1);
+	const auto json = nlohmann::json::parse(line, nullptr, false);
+	if (json.is_discarded() || !json.is_object())
+		return error(DOCA_ERROR_IO_FAILED, "QMP sent something that is not a JSON object: " + excerpt(line));
+	if (json.contains("QMP") && json["QMP"].is_object()) {
+		out.kind = QmpMessage::Kind::greeting;
+		return Status::success();
+	}
+	if (json.contains("return")) {
+		out.kind = QmpMessage::Kind::success;
+		out.value = json["return"].dump();
+		return Status::success();
+	}
+	if (json.contains("error") && json["error"].is_object()) {
+		const auto &failure = json["error"];
+		out.kind = QmpMessage::Kind::failure;
+		if (failure.contains("class") && failure["class"].is_string())
+			out.error_class = failure["class"].get<std::string>();
+		if (failure.contains("desc") && failure["desc"].is_string())
+			out.error_text = failure["desc"].get<std::string>();
+		if (out.error_text.empty())
+			out.error_text = failure.dump();
+		return Status::success();
+	}
+	if (json.contains("event") && json["event"].is_string()) {
+		out.kind = QmpMessage::Kind::event;
+		out.value = json["event"].get<std::string>();
+		return Status::success();
+	}
+	return error(DOCA_ERROR_IO_FAILED, "QMP sent a JSON object that is no QMP message: " + excerpt(line));
+}
+
+Status parse_qmp_run_state(std::string_view return_json, bool &running)
+{
+	const auto json = nlohmann::json::parse(return_json, nullptr, false);
+	if (!json.is_object() || !json.contains("running") || !json["running"].is_boolean())
+		return error(DOCA_ERROR_IO_FAILED, "QMP query-status answered " + excerpt(return_json));
+	running = json["running"].get<bool>();
+	return Status::success();
 }
 
 // A connected QMP socket that reads line-delimited JSON replies with a deadline.
@@ -48,9 +110,29 @@ public:
 		fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd_ < 0)
 			return error(DOCA_ERROR_OPERATING_SYSTEM, std::string("socket: ") + std::strerror(errno));
-		if (::connect(fd_, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0)
-			return error(DOCA_ERROR_NOT_CONNECTED,
-				     "cannot connect to QMP socket " + path + ": " + std::strerror(errno));
+		// Non-blocking: a QMP server that has a client already (libvirt's monitor) stops accepting,
+		// and a connect beyond its backlog would wait for ever.
+		const int flags = ::fcntl(fd_, F_GETFL);
+		if (flags < 0 || ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK) != 0)
+			return error(DOCA_ERROR_OPERATING_SYSTEM, std::string("fcntl: ") + std::strerror(errno));
+		// A UNIX socket's connect fails with EAGAIN while the server's backlog is full: retry
+		// until the deadline.
+		const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kQmpReplyTimeoutMs);
+		while (::connect(fd_, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				return error(DOCA_ERROR_NOT_CONNECTED,
+					     "cannot connect to QMP socket " + path + ": " + std::strerror(errno));
+			if (std::chrono::steady_clock::now() >= deadline)
+				return error(DOCA_ERROR_TIME_OUT,
+					     "QMP socket " + path +
+						 " accepts no connection (another client holds it: libvirt's monitor "
+						 "takes the only one)");
+			std::this_thread::sleep_for(std::chrono::milliseconds(20));
+		}
+		if (::fcntl(fd_, F_SETFL, flags) != 0)
+			return error(DOCA_ERROR_OPERATING_SYSTEM, std::string("fcntl: ") + std::strerror(errno));
 		return Status::success();
 	}
 
@@ -69,25 +151,26 @@ public:
 		return Status::success();
 	}
 
-	// The next JSON object that is not an asynchronous event.
-	Status receive(nlohmann::json &reply)
+	// The next message that is not an asynchronous event, within kQmpReplyTimeoutMs in all (a
+	// peer that drips bytes or floods events cannot hold the caller longer).
+	Status receive(QmpMessage &reply)
 	{
-		for (int messages = 0; messages < 1000; messages++) {
+		const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kQmpReplyTimeoutMs);
+		for (;;) {
 			std::string line;
-			Status status = read_line(line);
+			Status status = read_line(line, deadline);
 			if (!status.ok())
 				return status;
-			reply = nlohmann::json::parse(line, nullptr, false);
-			if (reply.is_discarded() || !reply.is_object())
-				return error(DOCA_ERROR_IO_FAILED, "QMP sent something that is not a JSON object");
-			if (!reply.contains("event"))
+			status = parse_qmp_message(line, reply);
+			if (!status.ok())
+				return status;
+			if (reply.kind != QmpMessage::Kind::event)
 				return Status::success();
 		}
-		return error(DOCA_ERROR_IO_FAILED, "QMP sent only events");
 	}
 
 private:
-	Status read_line(std::string &line)
+	Status read_line(std::string &line, std::chrono::steady_clock::time_point deadline)
 	{
 		constexpr size_t max_reply = 16u << 20;
 		for (;;) {
@@ -98,13 +181,19 @@ private:
 				return Status::success();
 			}
 			if (buffer_.size() > max_reply)
-				return error(DOCA_ERROR_IO_FAILED, "QMP reply is too long");
+				return error(DOCA_ERROR_IO_FAILED,
+					     "QMP reply is too long (over 16 MiB without a line end)");
+			const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+					      deadline - std::chrono::steady_clock::now())
+					      .count();
 			pollfd waiter{fd_, POLLIN, 0};
-			int ready = ::poll(&waiter, 1, 5000);
+			const int ready = left <= 0 ? 0 : ::poll(&waiter, 1, static_cast<int>(left));
 			if (ready < 0 && errno == EINTR)
 				continue;
 			if (ready == 0)
-				return error(DOCA_ERROR_TIME_OUT, "QMP did not answer within 5 s");
+				return error(DOCA_ERROR_TIME_OUT, "QMP did not answer within " +
+								      std::to_string(kQmpReplyTimeoutMs / 1000) +
+								      " s (is it a QMP socket? is QEMU hung?)");
 			char chunk[65536];
 			ssize_t n = ::recv(fd_, chunk, sizeof(chunk), 0);
 			if (n < 0 && errno == EINTR)
@@ -167,10 +256,10 @@ bool parse_piece(std::string_view line, MtreePiece &piece)
 
 } // namespace
 
-Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out, std::string *backend_name)
+namespace {
+
+Status parse_mtree_pieces(std::string_view text, std::vector<MtreePiece> &pieces)
 {
-	out.clear();
-	std::vector<MtreePiece> pieces;
 	bool in_memory_view = false, seen_memory_view = false;
 	while (!text.empty()) {
 		size_t newline = text.find('\n');
@@ -191,20 +280,42 @@ Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out,
 		MtreePiece piece;
 		if (in_memory_view && parse_piece(line, piece) && (piece.type == "ram" || piece.type == "rom"))
 			pieces.push_back(piece);
+		if (pieces.size() > 1000000)
+			return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree lists more than 1,000,000 pieces");
 	}
 	if (!seen_memory_view)
 		return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree has no view of the \"memory\" address space");
-	// The guest's RAM backend is the RAM region covering the most bytes; ROM aliases of the same
-	// backend (the legacy BIOS window) hold RAM bytes too.
+	return Status::success();
+}
+
+// The RAM region covering the most bytes.
+std::string largest_ram(const std::vector<MtreePiece> &pieces)
+{
 	std::map<std::string, uint64_t> ram_bytes;
 	for (const MtreePiece &piece : pieces)
 		if (piece.type == "ram")
 			ram_bytes[piece.name] += piece.end - piece.start;
 	if (ram_bytes.empty())
+		return {};
+	return std::max_element(ram_bytes.begin(), ram_bytes.end(),
+				[](const auto &a, const auto &b) { return a.second < b.second; })
+	    ->first;
+}
+
+} // namespace
+
+Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out, std::string *backend_name)
+{
+	out.clear();
+	std::vector<MtreePiece> pieces;
+	Status status = parse_mtree_pieces(text, pieces);
+	if (!status.ok())
+		return status;
+	// The guest's RAM backend is the RAM region covering the most bytes; ROM aliases of the same
+	// backend (the legacy BIOS window) hold RAM bytes too.
+	const std::string backend = largest_ram(pieces);
+	if (backend.empty())
 		return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree lists no RAM");
-	auto backend = std::max_element(ram_bytes.begin(), ram_bytes.end(), [](const auto &a, const auto &b) {
-			       return a.second < b.second;
-		       })->first;
 	if (backend_name != nullptr)
 		*backend_name = backend;
 	for (const MtreePiece &piece : pieces) {
@@ -219,6 +330,82 @@ Status parse_mtree_ram_ranges(std::string_view text, std::vector<RamRange> &out,
 	return Status::success();
 }
 
+Status parse_mtree_ram_pieces(std::string_view text, const std::vector<std::string> &backends,
+			      std::vector<RamBlockPiece> &out, std::string *main_block)
+{
+	out.clear();
+	std::vector<MtreePiece> pieces;
+	Status status = parse_mtree_pieces(text, pieces);
+	if (!status.ok())
+		return status;
+	const std::string main = largest_ram(pieces);
+	if (main.empty())
+		return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree lists no RAM");
+	if (main_block != nullptr)
+		*main_block = main;
+	for (const MtreePiece &piece : pieces) {
+		if (piece.name != main && std::find(backends.begin(), backends.end(), piece.name) == backends.end())
+			continue;
+		if (!out.empty() && out.back().block == piece.name && out.back().gpa_end == piece.start &&
+		    out.back().offset + (out.back().gpa_end - out.back().gpa_start) == piece.offset)
+			out.back().gpa_end = piece.end;
+		else
+			out.push_back({piece.name, piece.start, piece.end, piece.offset});
+	}
+	return Status::success();
+}
+
+Status parse_qmp_memdev_ids(std::string_view return_json, std::vector<std::string> &out)
+{
+	out.clear();
+	const auto json = nlohmann::json::parse(return_json, nullptr, false);
+	if (!json.is_array())
+		return error(DOCA_ERROR_IO_FAILED, "QMP query-memdev answered " + excerpt(return_json));
+	for (const auto &memdev : json) {
+		if (!memdev.is_object())
+			return error(DOCA_ERROR_IO_FAILED, "QMP query-memdev answered " + excerpt(return_json));
+		// "id" is optional in QMP's schema (a backend created without one has none).
+		if (memdev.contains("id") && memdev["id"].is_string())
+			out.push_back(memdev["id"].get<std::string>());
+	}
+	return Status::success();
+}
+
+Status parse_hmp_xp_words(std::string_view text, std::vector<uint8_t> &out)
+{
+	out.clear();
+	while (!text.empty()) {
+		const size_t newline = text.find('\n');
+		std::string_view line = text.substr(0, newline);
+		text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+		if (line.ends_with('\r'))
+			line.remove_suffix(1);
+		if (line.empty())
+			continue;
+		const size_t colon = line.find(": ");
+		if (colon == std::string_view::npos || !common::parse_hex(line.substr(0, colon)))
+			return error(DOCA_ERROR_INVALID_VALUE, "`xp` line is malformed: " + excerpt(line));
+		line.remove_prefix(colon + 2);
+		while (!line.empty()) {
+			const size_t start = line.find_first_not_of(' ');
+			if (start == std::string_view::npos)
+				break;
+			line.remove_prefix(start);
+			const size_t end = std::min(line.find(' '), line.size());
+			const std::string_view word = line.substr(0, end);
+			line.remove_prefix(end);
+			const auto value = word.starts_with("0x") ? common::parse_hex(word.substr(2)) : std::nullopt;
+			if (!value || word.size() > 18)
+				return error(DOCA_ERROR_INVALID_VALUE, "`xp` word is malformed: " + excerpt(word));
+			for (int i = 0; i < 8; i++)
+				out.push_back(static_cast<uint8_t>(*value >> (8 * i)));
+			if (out.size() > (16u << 20))
+				return error(DOCA_ERROR_INVALID_VALUE, "`xp` output is too long");
+		}
+	}
+	return Status::success();
+}
+
 QmpSession::QmpSession() = default;
 QmpSession::~QmpSession() = default;
 
@@ -228,19 +415,27 @@ Status QmpSession::open(const std::string &socket_path)
 	connection_ = std::make_unique<QmpConnection>();
 	QmpConnection &qmp = *connection_;
 	Status status = qmp.connect(socket_path);
-	nlohmann::json reply;
-	if (status.ok())
+	QmpMessage reply;
+	if (status.ok()) {
 		status = qmp.receive(reply); // greeting
-	if (status.ok() && !reply.contains("QMP"))
+		if (status.code == DOCA_ERROR_TIME_OUT)
+			status.reason = "QMP did not greet within " + std::to_string(kQmpReplyTimeoutMs / 1000) +
+					" s: another client holds the monitor (QEMU serves one QMP client at a time; "
+					"libvirt keeps its own), or it is not a QMP socket";
+	}
+	if (status.ok() && reply.kind != QmpMessage::Kind::greeting)
 		status = error(DOCA_ERROR_IO_FAILED, "QMP socket " + socket_path + " did not greet with QMP");
 	if (status.ok())
 		status = qmp.send(R"({"execute":"qmp_capabilities"})");
 	if (status.ok())
 		status = qmp.receive(reply);
-	if (status.ok() && !reply.contains("return"))
-		status = error(DOCA_ERROR_IO_FAILED, "QMP refused qmp_capabilities: " + reply.dump());
-	if (!status.ok())
+	if (status.ok() && reply.kind != QmpMessage::Kind::success)
+		status = error(DOCA_ERROR_IO_FAILED, "QMP refused qmp_capabilities: " + reply.error_text);
+	if (!status.ok()) {
 		connection_.reset();
+		if (status.reason.find(socket_path) == std::string::npos)
+			status.reason = "QMP socket " + socket_path + ": " + status.reason;
+	}
 	return status;
 }
 
@@ -250,15 +445,18 @@ Status QmpSession::hmp(const std::string &command_line, std::string &out)
 		return error(DOCA_ERROR_BAD_STATE, "QMP session is not open");
 	nlohmann::json command = {{"execute", "human-monitor-command"},
 				  {"arguments", {{"command-line", command_line}}}};
-	nlohmann::json reply;
+	QmpMessage reply;
 	Status status = connection_->send(command.dump());
 	if (status.ok())
 		status = connection_->receive(reply);
 	if (!status.ok())
 		return status;
-	if (!reply.contains("return") || !reply["return"].is_string())
-		return error(DOCA_ERROR_IO_FAILED, "QMP refused `" + command_line + "`: " + reply.dump());
-	out = reply["return"].get<std::string>();
+	if (reply.kind != QmpMessage::Kind::success)
+		return error(DOCA_ERROR_IO_FAILED, "QMP refused `" + command_line + "`: " + reply.error_text);
+	const auto text = nlohmann::json::parse(reply.value, nullptr, false);
+	if (!text.is_string())
+		return error(DOCA_ERROR_IO_FAILED, "QMP answered `" + command_line + "` with " + excerpt(reply.value));
+	out = text.get<std::string>();
 	return Status::success();
 }
 
@@ -267,16 +465,16 @@ Status QmpSession::execute(const std::string &name, std::string *out)
 	if (!connection_)
 		return error(DOCA_ERROR_BAD_STATE, "QMP session is not open");
 	nlohmann::json command = {{"execute", name}};
-	nlohmann::json reply;
+	QmpMessage reply;
 	Status status = connection_->send(command.dump());
 	if (status.ok())
 		status = connection_->receive(reply);
 	if (!status.ok())
 		return status;
-	if (!reply.contains("return"))
-		return error(DOCA_ERROR_IO_FAILED, "QMP refused `" + name + "`: " + reply.dump());
+	if (reply.kind != QmpMessage::Kind::success)
+		return error(DOCA_ERROR_IO_FAILED, "QMP refused `" + name + "`: " + reply.error_text);
 	if (out != nullptr)
-		*out = reply["return"].dump();
+		*out = reply.value;
 	return Status::success();
 }
 
@@ -306,11 +504,10 @@ Status pause_qemu_guest(const std::string &qmp_socket, bool &was_running)
 		status = qmp.execute("query-status", &reply);
 	if (!status.ok())
 		return status;
-	auto parsed = nlohmann::json::parse(reply, nullptr, false);
-	if (!parsed.is_object() || !parsed.contains("running") || !parsed["running"].is_boolean())
-		return source::error_status(DOCA_ERROR_IO_FAILED, "QMP query-status answered " + reply);
-	if (!parsed["running"].get<bool>())
-		return Status::success();
+	bool running = false;
+	status = source::parse_qmp_run_state(reply, running);
+	if (!status.ok() || !running)
+		return status;
 	status = qmp.execute("stop");
 	if (status.ok())
 		was_running = true;

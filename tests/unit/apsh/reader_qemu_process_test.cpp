@@ -10,9 +10,12 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +23,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 using namespace softdpu::apsh;
@@ -202,14 +206,15 @@ namespace {
 class PausedQemu {
 public:
 	PausedQemu(const std::string &machine, const std::string &memory, const std::string &name,
-		   const std::vector<std::pair<std::string, uint64_t>> &loads = {})
+		   const std::vector<std::pair<std::string, uint64_t>> &loads = {}, const std::string &accel = "tcg")
 	{
 		static int counter = 0;
 		dir_ = fs::temp_directory_path() /
 		       ("apsh_qemu." + std::to_string(::getpid()) + "." + std::to_string(counter++));
 		fs::create_directories(dir_);
-		std::string command = "qemu-system-x86_64 -S -accel tcg -machine " + machine + " -m " + memory +
-				      " -name " + name + " -display none -nodefaults -qmp unix:" + qmp() +
+		std::string command = "qemu-system-x86_64 -S -accel " + accel + " -machine " + machine +
+				      (memory.empty() ? std::string() : " -m " + memory) + " -name " + name +
+				      " -display none -nodefaults -qmp unix:" + qmp() +
 				      ",server=on,wait=off -pidfile " + (dir_ / "pid").string() + " -daemonize";
 		for (const auto &[file, address] : loads)
 			command +=
@@ -469,4 +474,515 @@ TEST(QemuProcessLive, PauseAndResumeOverQmp)
 	ASSERT_TRUE(session.execute("query-status", &status).ok());
 	EXPECT_NE(status.find("\"running\":false"), std::string::npos) << status;
 	EXPECT_EQ(pause_qemu_guest("/nonexistent/qmp.sock", was_running).code, DOCA_ERROR_NOT_CONNECTED);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad input and faults, with real processes.
+
+namespace {
+
+// A child process running argv (execvp), killed and reaped at the end.
+class Child {
+public:
+	explicit Child(std::vector<std::string> argv, const std::string &argv0 = {})
+	{
+		pid_ = ::fork();
+		if (pid_ == 0) {
+			std::vector<char *> args;
+			if (!argv0.empty())
+				args.push_back(const_cast<char *>(argv0.c_str()));
+			else
+				args.push_back(argv[0].data());
+			for (size_t i = 1; i < argv.size(); i++)
+				args.push_back(argv[i].data());
+			args.push_back(nullptr);
+			::execvp(argv[0].c_str(), args.data());
+			::_exit(127);
+		}
+		// Wait until exec replaced the forked copy (its cmdline is argv, not this test's).
+		const std::string want = argv0.empty() ? argv[0] : argv0;
+		for (int i = 0; i < 500; i++) {
+			std::ifstream in("/proc/" + std::to_string(pid_) + "/cmdline");
+			std::string first;
+			std::getline(in, first, '\0');
+			if (first == want)
+				break;
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		}
+	}
+	~Child()
+	{
+		if (pid_ > 0) {
+			::kill(pid_, SIGKILL);
+			::waitpid(pid_, nullptr, 0);
+		}
+	}
+	uint32_t pid() const { return static_cast<uint32_t>(pid_); }
+
+private:
+	pid_t pid_ = -1;
+};
+
+Status open_pid(uint32_t pid, const std::string &qmp = {})
+{
+	std::unique_ptr<PhysicalMemory> memory;
+	return PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(pid), qmp, {}}, memory);
+}
+
+} // namespace
+
+TEST(QemuProcessFaults, SleepIsNotQemu)
+{
+	Child sleeper({"sleep", "60"});
+	const Status status = open_pid(sleeper.pid());
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("(sleep) is not QEMU: its program is sleep"), std::string::npos) << status.reason;
+}
+
+// A process that calls itself qemu-system-x86_64 but holds no guest RAM: the RAM is not found.
+TEST(QemuProcessFaults, ProgramNamedQemuWithoutGuestRam)
+{
+	Child impostor({"sleep", "60"}, "qemu-system-x86_64");
+	const Status status = open_pid(impostor.pid());
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_FOUND) << status.reason;
+	EXPECT_NE(status.reason.find("no read-write mapping of the guest RAM's size"), std::string::npos)
+	    << status.reason;
+}
+
+// QEMU without a machine (-M none): no guest RAM, with or without QMP.
+TEST(QemuProcessFaults, QemuWithoutAMachineHasNoGuestRam)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	PausedQemu qemu("none", "", "apsh-none-test"); // -M none has no RAM without -m
+	ASSERT_TRUE(qemu.started());
+	Status status = open_pid(qemu.pid());
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_SUPPORTED) << status.reason;
+	EXPECT_NE(status.reason.find("machine type \"none\" is not an x86 PC"), std::string::npos) << status.reason;
+	status = open_pid(qemu.pid(), qemu.qmp());
+	EXPECT_FALSE(status.ok());
+	EXPECT_NE(status.reason.find("lists no RAM"), std::string::npos) << status.reason;
+}
+
+// SIGKILL while a scan of the whole of a 2 GiB guest's RAM runs in another thread: the scan ends
+// with "exited while it was read", promptly.
+TEST(QemuProcessFaults, KilledDuringAWholeRamScan)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	PausedQemu qemu("pc", "2G", "apsh-kill-scan-test");
+	ASSERT_TRUE(qemu.started());
+	std::unique_ptr<PhysicalMemory> memory;
+	Status status = PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, memory);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	std::atomic<uint64_t> windows{0};
+	std::atomic<bool> done{false};
+	Status scanned;
+	std::thread scanner([&] {
+		// Each window is slowed a little so that 2 GiB take longer than the kill takes to come.
+		scanned = memory->scan({}, [&](const ScanWindow &) {
+			windows++;
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
+			return true;
+		});
+		done = true;
+	});
+	while (windows < 20)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	const auto killed = std::chrono::steady_clock::now();
+	qemu.kill();
+	scanner.join();
+	const auto after = std::chrono::steady_clock::now() - killed;
+	EXPECT_FALSE(scanned.ok());
+	EXPECT_NE(scanned.reason.find("exited while it was read"), std::string::npos) << scanned.reason;
+	EXPECT_LT(after, std::chrono::seconds(5));
+}
+
+namespace {
+
+// A process serving a UNIX socket that is not (quite) QMP. Modes: "garbage" (a line of text),
+// "silent" (accepts, says nothing), "drip" (a JSON object that never ends, a byte every 200 ms),
+// "not-qmp" (JSON, but no greeting), "refuse" (greets, refuses qmp_capabilities), "bad-return"
+// (greets, answers every command with garbage), "events" (greets, then events without end),
+// "close" (accepts and hangs up), "bad-status" (a QMP whose query-status answers nonsense).
+class FakeQmp {
+public:
+	explicit FakeQmp(const std::string &mode)
+	{
+		static int counter = 0;
+		path_ = (fs::temp_directory_path() /
+			 ("apsh_fakeqmp." + std::to_string(::getpid()) + "." + std::to_string(counter++)))
+			    .string();
+		::unlink(path_.c_str());
+		const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+		sockaddr_un address{};
+		address.sun_family = AF_UNIX;
+		std::snprintf(address.sun_path, sizeof(address.sun_path), "%s", path_.c_str());
+		if (::bind(listener, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0 ||
+		    ::listen(listener, 4) != 0)
+			return;
+		pid_ = ::fork();
+		if (pid_ != 0) {
+			::close(listener);
+			return;
+		}
+		auto say = [](int fd, const std::string &text) { (void)!::write(fd, text.data(), text.size()); };
+		const std::string greeting = R"({"QMP": {"version": {}, "capabilities": []}})"
+					     "\n";
+		for (;;) {
+			const int fd = ::accept(listener, nullptr, nullptr);
+			if (fd < 0)
+				::_exit(1);
+			if (mode == "garbage")
+				say(fd, "220 smtp.example.com ESMTP ready\r\n");
+			else if (mode == "drip") {
+				say(fd, "{\"QMP\": ");
+				for (;;) {
+					std::this_thread::sleep_for(std::chrono::milliseconds(200));
+					say(fd, " ");
+				}
+			} else if (mode == "not-qmp")
+				say(fd, "{\"hello\": [1, 2, 3]}\n");
+			else if (mode == "close") {
+				::close(fd);
+				continue;
+			} else if (mode != "silent") {
+				say(fd, greeting);
+				char buffer[4096];
+				for (ssize_t n; (n = ::read(fd, buffer, sizeof(buffer))) > 0;) {
+					const std::string command(buffer, static_cast<size_t>(n));
+					if (mode == "refuse")
+						say(fd,
+						    R"({"error": {"class": "GenericError", "desc": "no capabilities today"}})"
+						    "\n");
+					else if (mode == "bad-return")
+						say(fd, "]]] not json\n");
+					else if (mode == "events")
+						for (;;)
+							say(fd, R"({"event": "RTC_CHANGE", "data": {}})"
+								"\n");
+					else if (mode == "bad-status" &&
+						 command.find("query-status") != std::string::npos)
+						say(fd, R"({"return": {"running": "maybe"}})"
+							"\n");
+					else
+						say(fd, R"({"return": {}})"
+							"\n");
+				}
+			}
+			// silent, garbage, not-qmp: hold the connection open until killed.
+			::pause();
+		}
+	}
+	~FakeQmp()
+	{
+		if (pid_ > 0) {
+			::kill(pid_, SIGKILL);
+			::waitpid(pid_, nullptr, 0);
+		}
+		::unlink(path_.c_str());
+	}
+	const std::string &path() const { return path_; }
+
+private:
+	std::string path_;
+	pid_t pid_ = -1;
+};
+
+} // namespace
+
+TEST(QemuProcessFaults, QmpSocketsThatAreNotQmpFailClearlyAndInTime)
+{
+	struct Case {
+		std::string mode;
+		doca_error_t code;
+		std::string says;
+	};
+	for (const Case &c : {Case{"garbage", DOCA_ERROR_IO_FAILED, "not a JSON object: \"220 smtp"},
+			      Case{"silent", DOCA_ERROR_TIME_OUT, "did not greet within 5 s: another client holds"},
+			      Case{"drip", DOCA_ERROR_TIME_OUT, "did not greet within 5 s"},
+			      Case{"not-qmp", DOCA_ERROR_IO_FAILED, "JSON object that is no QMP message"},
+			      Case{"refuse", DOCA_ERROR_IO_FAILED, "no capabilities today"},
+			      Case{"bad-return", DOCA_ERROR_IO_FAILED, "not a JSON object: \"]]] not json"},
+			      Case{"events", DOCA_ERROR_TIME_OUT, "did not answer within 5 s"},
+			      Case{"close", DOCA_ERROR_CONNECTION_RESET, "closed the connection"}}) {
+		SCOPED_TRACE(c.mode);
+		FakeQmp fake(c.mode);
+		const auto start = std::chrono::steady_clock::now();
+		QmpSession session;
+		const Status status = session.open(fake.path());
+		EXPECT_EQ(status.code, c.code) << status.reason;
+		EXPECT_NE(status.reason.find(c.says), std::string::npos) << status.reason;
+		EXPECT_NE(status.reason.find(fake.path()), std::string::npos) << status.reason;
+		EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(8));
+	}
+	// A socket path with nobody behind it, and a file that is not a socket.
+	QmpSession session;
+	Status status = session.open("/nonexistent/qmp.sock");
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_CONNECTED) << status.reason;
+	const fs::path file = fs::temp_directory_path() / ("apsh_not_a_socket." + std::to_string(::getpid()));
+	std::ofstream(file) << "{}\n";
+	status = session.open(file.string());
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_CONNECTED) << status.reason;
+	fs::remove(file);
+	// --consistent on a QMP whose query-status answers nonsense: an error, the guest untouched.
+	FakeQmp bad_status("bad-status");
+	bool was_running = true;
+	status = pause_qemu_guest(bad_status.path(), was_running);
+	EXPECT_EQ(status.code, DOCA_ERROR_IO_FAILED) << status.reason;
+	EXPECT_NE(status.reason.find("query-status answered"), std::string::npos) << status.reason;
+	EXPECT_FALSE(was_running);
+}
+
+// A real QEMU given a QMP socket that is not its own QMP: the open fails and says which socket.
+TEST(QemuProcessFaults, RealQemuWithAQmpSocketThatAnswersGarbage)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	PausedQemu qemu("pc", "128", "apsh-badqmp-test");
+	ASSERT_TRUE(qemu.started());
+	FakeQmp fake("bad-return");
+	const Status status = open_pid(qemu.pid(), fake.path());
+	EXPECT_EQ(status.code, DOCA_ERROR_IO_FAILED) << status.reason;
+	EXPECT_NE(status.reason.find("QEMU process " + std::to_string(qemu.pid())), std::string::npos) << status.reason;
+	EXPECT_NE(status.reason.find(fake.path()), std::string::npos) << status.reason;
+	// Its own QMP still works.
+	EXPECT_TRUE(open_pid(qemu.pid(), qemu.qmp()).ok());
+}
+
+TEST(QemuProcessParsers, QmpMessages)
+{
+	QmpMessage message;
+	ASSERT_TRUE(parse_qmp_message(R"({"QMP": {"version": {}}})", message).ok());
+	EXPECT_EQ(message.kind, QmpMessage::Kind::greeting);
+	ASSERT_TRUE(parse_qmp_message("{\"return\": \"text\\r\\n\"}\r", message).ok());
+	EXPECT_EQ(message.kind, QmpMessage::Kind::success);
+	EXPECT_EQ(message.value, "\"text\\r\\n\"");
+	ASSERT_TRUE(parse_qmp_message(R"({"error": {"class": "GenericError", "desc": "bad"}})", message).ok());
+	EXPECT_EQ(message.kind, QmpMessage::Kind::failure);
+	EXPECT_EQ(message.error_class, "GenericError");
+	EXPECT_EQ(message.error_text, "bad");
+	ASSERT_TRUE(parse_qmp_message(R"({"event": "STOP", "timestamp": {}})", message).ok());
+	EXPECT_EQ(message.kind, QmpMessage::Kind::event);
+	EXPECT_EQ(message.value, "STOP");
+	EXPECT_FALSE(parse_qmp_message("[1]", message).ok());
+	EXPECT_FALSE(parse_qmp_message("{\"QMP\": 1}", message).ok());
+	EXPECT_FALSE(parse_qmp_message(std::string("{\"ret\0", 6), message).ok());
+	bool running = false;
+	ASSERT_TRUE(parse_qmp_run_state(R"({"running": true, "status": "running"})", running).ok());
+	EXPECT_TRUE(running);
+	EXPECT_FALSE(parse_qmp_run_state(R"({"status": "paused"})", running).ok());
+	EXPECT_FALSE(parse_qmp_run_state("null", running).ok());
+	std::vector<uint8_t> bytes;
+	ASSERT_TRUE(parse_hmp_xp_words("0000000000200000: 0x0807060504030201 0x0000000000000010\r\n", bytes).ok());
+	EXPECT_EQ(bytes, (std::vector<uint8_t>{1, 2, 3, 4, 5, 6, 7, 8, 0x10, 0, 0, 0, 0, 0, 0, 0}));
+	EXPECT_FALSE(parse_hmp_xp_words("Cannot access memory\r\n", bytes).ok());
+	EXPECT_FALSE(parse_hmp_xp_words("0000000000200000: 0x1 zz\r\n", bytes).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// RAM in several QEMU RAM blocks: NUMA nodes with their own memory backends and a pc-dimm, on pc
+// and q35, with and without QMP. Bytes the generic loader put into each block read back at
+// their guest-physical addresses.
+
+TEST(QemuProcessParsers, NumaNodesAndDimmsOnTheCommandLine)
+{
+	const QemuCommandLine line = parsed({"qemu-system-x86_64",
+					     "-machine",
+					     "q35",
+					     "-m",
+					     "4G,slots=2,maxmem=8G",
+					     "-object",
+					     "memory-backend-ram,id=m1,size=3G",
+					     "-object",
+					     R"({"qom-type":"memory-backend-ram","id":"m0","size":1073741824})",
+					     "-numa",
+					     "node,nodeid=1,memdev=m1",
+					     "-numa",
+					     "node,nodeid=0,memdev=m0",
+					     "-object",
+					     "memory-backend-ram,id=d0,size=512M",
+					     "-object",
+					     "memory-backend-ram,id=d1,size=256M",
+					     "-device",
+					     "pc-dimm,id=dimm0,memdev=d0",
+					     "-device",
+					     R"({"driver":"pc-dimm","memdev":"d1","id":"dimm1"})"});
+	EXPECT_EQ(line.numa_memdevs, (std::vector<std::string>{"m0", "m1"}));
+	EXPECT_EQ(line.ram_bytes, 4 * GiB);
+	EXPECT_EQ(line.max_ram, 8 * GiB);
+	ASSERT_EQ(line.dimms.size(), 2u);
+	std::vector<RamBlockPiece> pieces;
+	std::vector<std::pair<std::string, uint64_t>> blocks;
+	const Status status = x86_pc_ram_blocks(line, pieces, blocks);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	EXPECT_EQ(blocks, (std::vector<std::pair<std::string, uint64_t>>{
+			      {"m0", 1 * GiB}, {"m1", 3 * GiB}, {"d0", 512 * MiB}, {"d1", 256 * MiB}}));
+	// q35 with 4 GiB: 2 GiB below 4 GiB, 2 GiB above; device memory from 6 GiB.
+	const std::vector<std::tuple<std::string, uint64_t, uint64_t, uint64_t>> want = {
+	    {"m0", 0, 1 * GiB, 0},
+	    {"m1", 1 * GiB, 2 * GiB, 0},
+	    {"m1", 4 * GiB, 6 * GiB, 1 * GiB},
+	    {"d0", 6 * GiB, 6 * GiB + 512 * MiB, 0},
+	    {"d1", 6 * GiB + 512 * MiB, 6 * GiB + 768 * MiB, 0}};
+	ASSERT_EQ(pieces.size(), want.size());
+	for (size_t i = 0; i < want.size(); i++) {
+		EXPECT_EQ(pieces[i].block, std::get<0>(want[i])) << i;
+		EXPECT_EQ(pieces[i].gpa_start, std::get<1>(want[i])) << i;
+		EXPECT_EQ(pieces[i].gpa_end, std::get<2>(want[i])) << i;
+		EXPECT_EQ(pieces[i].offset, std::get<3>(want[i])) << i;
+	}
+	// A dimm without maxmem, or naming no backend: refused.
+	EXPECT_FALSE(x86_pc_ram_blocks(parsed({"qemu-system-x86_64", "-m", "1G", "-object",
+					       "memory-backend-ram,id=d0,size=512M", "-device", "pc-dimm,memdev=d0"}),
+				       pieces, blocks)
+			 .ok());
+	EXPECT_FALSE(
+	    x86_pc_ram_blocks(parsed({"qemu-system-x86_64", "-m", "1G,maxmem=2G", "-device", "pc-dimm,memdev=nothing"}),
+			      pieces, blocks)
+		.ok());
+	QemuCommandLine bad;
+	EXPECT_FALSE(parse_qemu_cmdline(cmdline({"qemu-system-x86_64", "-numa", "node,memdev=missing"}), bad).ok());
+}
+
+TEST(QemuProcessLive, NumaNodesAndADimmReadBackWithAndWithoutQmp)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	const fs::path data = fs::temp_directory_path() / ("apsh_numa." + std::to_string(::getpid()));
+	const std::string numa = " -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=3G"
+				 " -numa node,memdev=m0 -numa node,memdev=m1"
+				 " -object memory-backend-ram,id=d0,size=512M -device pc-dimm,memdev=d0,id=dimm0";
+	struct Case {
+		std::string machine;
+		std::vector<uint64_t> addresses; // one in each piece
+	};
+	// pc with 4 GiB: 3 GiB below 4 GiB (m0, then m1's first 2 GiB), 1 GiB above; dimm at 5 GiB.
+	// q35: 2 GiB below, 2 GiB above; dimm at 6 GiB.
+	for (const Case &c : {Case{"pc", {0x200000, 2 * GiB + 4096, 4 * GiB + 8192, 5 * GiB + 0x10000}},
+			      Case{"q35", {0x300000, 1 * GiB + 4096, 5 * GiB + 8192, 6 * GiB + 0x20000}}}) {
+		SCOPED_TRACE(c.machine);
+		std::vector<std::vector<uint8_t>> patterns;
+		std::vector<std::pair<std::string, uint64_t>> loads;
+		for (size_t i = 0; i < c.addresses.size(); i++) {
+			const std::string file = data.string() + "." + std::to_string(i);
+			patterns.push_back(write_pattern(file, static_cast<uint32_t>(10 + i)));
+			loads.emplace_back(file, c.addresses[i]);
+		}
+		PausedQemu qemu(c.machine + numa, "4G,slots=2,maxmem=8G", "apsh-numa-test", loads);
+		ASSERT_TRUE(qemu.started()) << "qemu did not start";
+		std::vector<RamRange> derived, asked;
+		std::unique_ptr<QemuProcessMemory> process;
+		Status status =
+		    open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, process, derived);
+		ASSERT_TRUE(status.ok()) << status.reason;
+		status = open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), qemu.qmp(), {}}, process,
+					   asked);
+		ASSERT_TRUE(status.ok()) << status.reason;
+		for (const RamRange &piece : asked) {
+			bool covered = false;
+			for (const RamRange &range : derived)
+				if (piece.gpa_start >= range.gpa_start && piece.gpa_end <= range.gpa_end) {
+					covered = true;
+					EXPECT_EQ(piece.file_offset,
+						  range.file_offset + (piece.gpa_start - range.gpa_start))
+					    << std::hex << piece.gpa_start;
+				}
+			EXPECT_TRUE(covered) << std::hex << piece.gpa_start << "-" << piece.gpa_end;
+		}
+		uint64_t derived_bytes = 0;
+		for (const RamRange &range : derived)
+			derived_bytes += range.gpa_end - range.gpa_start;
+		EXPECT_EQ(derived_bytes, 4 * GiB + 512 * MiB);
+		for (const std::string &qmp : {std::string(), qemu.qmp()}) {
+			std::unique_ptr<PhysicalMemory> memory;
+			status =
+			    PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), qmp, {}}, memory);
+			ASSERT_TRUE(status.ok()) << status.reason;
+			for (size_t i = 0; i < c.addresses.size(); i++) {
+				std::vector<uint8_t> got(patterns[i].size());
+				ASSERT_TRUE(memory->read(c.addresses[i], got)) << std::hex << c.addresses[i];
+				EXPECT_EQ(got, patterns[i])
+				    << (qmp.empty() ? "derived " : "qmp ") << std::hex << c.addresses[i];
+			}
+		}
+		for (size_t i = 0; i < c.addresses.size(); i++)
+			fs::remove(data.string() + "." + std::to_string(i));
+	}
+}
+
+// Two NUMA nodes of the same size: their mappings look alike. Without QMP that is a clear error;
+// with QMP their contents tell them apart (pages QEMU shows at their guest-physical addresses
+// against each mapping), unless both are still empty.
+TEST(QemuProcessLive, EqualSizedNodesAreToldApartByContentOverQmpOnly)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	const std::string twins =
+	    "pc -object memory-backend-ram,id=n0,size=512M -object memory-backend-ram,id=n1,size=512M"
+	    " -numa node,memdev=n0 -numa node,memdev=n1";
+	{
+		PausedQemu empty(twins, "1G", "apsh-numa-twins-test");
+		ASSERT_TRUE(empty.started());
+		for (const std::string &qmp : {std::string(), empty.qmp()}) {
+			const Status status = open_pid(empty.pid(), qmp);
+			EXPECT_EQ(status.code, DOCA_ERROR_NOT_SUPPORTED) << status.reason;
+			EXPECT_NE(status.reason.find("have the same size"), std::string::npos) << status.reason;
+		}
+	}
+	// A pattern at the start of node 1 (512 MiB) only: node 0 is the other mapping.
+	const fs::path data = fs::temp_directory_path() / ("apsh_twins." + std::to_string(::getpid()));
+	const auto pattern = write_pattern(data, 31);
+	PausedQemu qemu(twins, "1G", "apsh-numa-twins-test", {{data.string(), 512 * MiB}});
+	fs::remove(data);
+	ASSERT_TRUE(qemu.started());
+	Status status = open_pid(qemu.pid());
+	EXPECT_EQ(status.code, DOCA_ERROR_NOT_SUPPORTED) << status.reason;
+	EXPECT_NE(status.reason.find("without QMP"), std::string::npos) << status.reason;
+	std::unique_ptr<PhysicalMemory> memory;
+	status = PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), qemu.qmp(), {}}, memory);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	std::vector<uint8_t> got(pattern.size());
+	ASSERT_TRUE(memory->read(512 * MiB, got));
+	EXPECT_EQ(got, pattern);
+	ASSERT_TRUE(memory->read(8192, got));
+	EXPECT_NE(got, pattern);
+}
+
+// Under KVM QEMU registers the same RAM block mappings as KVM memory slots (kvm_set_phys_mem hands
+// KVM memory_region_get_ram_ptr(): the host address TCG uses), so the layout and the reads are the
+// accelerator's business only through QEMU's RAM blocks. A KVM QEMU started paused (-S: no guest
+// code runs, which a PVM host's kvm_pvm allows too) is read like a TCG one. Skips without a usable
+// /dev/kvm.
+TEST(QemuProcessLive, KvmQemuIsReadLikeATcgOne)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	if (::access("/dev/kvm", R_OK | W_OK) != 0)
+		GTEST_SKIP() << "no usable /dev/kvm";
+	const fs::path data = fs::temp_directory_path() / ("apsh_kvm." + std::to_string(::getpid()));
+	const auto low = write_pattern(data.string() + ".low", 21);
+	const auto high = write_pattern(data.string() + ".high", 22);
+	PausedQemu qemu("q35", "3G", "apsh-kvm-test",
+			{{data.string() + ".low", 0x200000}, {data.string() + ".high", 4 * GiB + 4096}}, "kvm");
+	fs::remove(data.string() + ".low");
+	fs::remove(data.string() + ".high");
+	if (!qemu.started())
+		GTEST_SKIP() << "QEMU does not start with -accel kvm here";
+	for (const std::string &qmp : {std::string(), qemu.qmp()}) {
+		std::unique_ptr<PhysicalMemory> memory;
+		const Status status =
+		    PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), qmp, {}}, memory);
+		ASSERT_TRUE(status.ok()) << status.reason;
+		// QMP's flat view leaves out the legacy VGA window and option ROMs below 1 MiB.
+		if (qmp.empty())
+			EXPECT_EQ(memory->total_bytes(), 3 * GiB);
+		else
+			EXPECT_GT(memory->total_bytes(), 3 * GiB - MiB);
+		std::vector<uint8_t> got(low.size());
+		ASSERT_TRUE(memory->read(0x200000, got));
+		EXPECT_EQ(got, low);
+		ASSERT_TRUE(memory->read(4 * GiB + 4096, got));
+		EXPECT_EQ(got, high);
+	}
 }
