@@ -410,4 +410,21 @@ TEST_F(ApshWatchVm, CountStopsThroughThePid)
 	EXPECT_EQ(watcher.events().front().value("type", ""), "watch-started");
 }
 
+// Runs last (ctest DEPENDS): it ends the guest. The stream ends with an error event, exit status 1.
+TEST_F(ApshWatchVm, GuestExitEndsTheStreamWithAnError)
+{
+	Watcher watcher({"apsh", "watch", "--memory", "qemu-name:" + name_, "--interval", "100"});
+	ASSERT_TRUE(watcher.wait_for([](const Json &e) { return e.value("type", "") == "watch-started"; }, 120000));
+	const pid_t qemu = static_cast<pid_t>(number(pid_));
+	ASSERT_GT(qemu, 1);
+	ASSERT_EQ(std::string(slurp("/proc/" + pid_ + "/comm")), "qemu-system-x86\n");
+	ASSERT_EQ(::kill(qemu, SIGKILL), 0);
+	const auto error = watcher.wait_for([](const Json &e) { return e.value("type", "") == "error"; }, 20000);
+	ASSERT_TRUE(error) << "no error event after QEMU exited";
+	EXPECT_NE(error->at("message").get<std::string>().find("exited"), std::string::npos) << error->dump();
+	EXPECT_EQ(watcher.stop(0), 1);
+	const std::vector<Json> events = watcher.events();
+	EXPECT_EQ(events.back().value("type", ""), "error");
+}
+
 } // namespace
