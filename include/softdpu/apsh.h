@@ -252,7 +252,8 @@ typedef void (*softdpu_apsh_watch_callback)(const struct softdpu_apsh_watch_even
 
 /* A watch over a started system (doca_apsh_system_start). kinds: SOFTDPU_APSH_WATCH_KIND_* bits.
  * INVALID_VALUE for NULL arguments, no kind or unknown bits; BAD_STATE when the system is not
- * started; NO_MEMORY. The watch keeps the system alive; destroy it before its context. */
+ * started; NO_MEMORY. The watch keeps the system (and its context) alive: they may be destroyed
+ * first. One thread at a time may use a watch; its polls take the system's lock like the queries. */
 DOCA_EXPERIMENTAL
 doca_error_t softdpu_apsh_watch_create(struct doca_apsh_system *system, uint32_t kinds,
 				       struct softdpu_apsh_watch **watch);

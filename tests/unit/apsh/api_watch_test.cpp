@@ -330,6 +330,22 @@ TEST_F(ApshWatch, AProcessThatExitsWhileItIsReadIsNotAnError)
 	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, nullptr, nullptr, nullptr), DOCA_ERROR_INITIALIZATION);
 }
 
+TEST_F(ApshWatch, OutlivesItsSystemAndContext)
+{
+	start();
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_MODULES, &watch_), DOCA_SUCCESS);
+	EXPECT_TRUE(poll_ok().types.empty());
+	doca_apsh_system_destroy(system_);
+	system_ = nullptr;
+	doca_apsh_destroy(ctx_);
+	ctx_ = nullptr;
+	guest_->modules.clear();
+	Collected events = poll_ok();
+	ASSERT_EQ(events.types.size(), 1u);
+	EXPECT_EQ(events.types[0], SOFTDPU_APSH_WATCH_MODULE_UNLOADED);
+	EXPECT_EQ(events.texts[0], "marker_mod");
+}
+
 TEST_F(ApshWatch, AttestationFailureWhenAnExecutablePageChanges)
 {
 	std::vector<uint8_t> text(8192);
