@@ -3,6 +3,7 @@
 // device, system bound to a representor, optional configuration files, system start, queries.
 // The memory source comes from --memory (set as SOFTDPU_APSH_MEMORY for this process) or, when
 // absent, from the environment or the topology. docs/apsh-cli.md describes the options.
+#include "apsh_watch.hpp"
 #include "commands.hpp"
 #include "process_tree.hpp"
 #include "table_output.hpp"
@@ -48,6 +49,8 @@ constexpr const char *kQueryHelp =
     "  injections  suspected code injections (anonymous executable or writable+executable areas)\n"
     "  attest      attestation of executable areas against a hash map (--hash-map), with a verdict\n"
     "  yara        YARA scan (DOCA's built-in rules, or --rules FILE)\n"
+    "  watch       the changes, as JSON lines, every --interval MS: processes, modules, listening\n"
+    "              sockets, injections; attestation failures (--hash-map), YARA matches (--rule/--rules)\n"
     "\n"
     "The memory source is --memory, else SOFTDPU_APSH_MEMORY (the same syntax), else the topology's\n"
     "representor memory. Without --symbols/--regions/--kpgd everything is derived from the memory.\n"
@@ -82,10 +85,13 @@ struct Options {
 	bool heap_only = false;
 	std::optional<std::string> window_size_text, window_step_text;
 	std::optional<uint32_t> window_size, window_step;
+	// watch
+	std::optional<std::string> interval_text, events_text, count_text, duration_text;
+	WatchSettings watch;
 };
 
 const char *const kQueries[] = {"ps",      "pstree",     "threads", "libs",       "vads",   "modules", "envars",
-				"netscan", "containers", "params",  "injections", "attest", "yara"};
+				"netscan", "containers", "params",  "injections", "attest", "yara",    "watch"};
 
 template <typename Integer> Integer parse_number(std::string_view option, std::string_view text)
 {
@@ -167,6 +173,77 @@ void declare_options(CLI::App &apsh, Options &options)
 	apsh.add_option("--window-step", options.window_step_text, "yara: scan window step in bytes")
 	    ->type_name("N")
 	    ->group(query);
+	const char *watch = "watch";
+	apsh.add_option("--interval", options.interval_text,
+			"refresh every MS milliseconds (default 1000, at least 100)")
+	    ->type_name("MS")
+	    ->group(watch);
+	apsh.add_option("--events", options.events_text,
+			"comma-separated: process, module, socket, attest, yara, injection, all (default: process,"
+			"module,socket,injection, plus attest with --hash-map and yara with --rule/--rules)")
+	    ->type_name("LIST")
+	    ->group(watch);
+	apsh.add_option("--count", options.count_text, "stop after N refreshes")->type_name("N")->group(watch);
+	apsh.add_option("--duration", options.duration_text, "stop after SECONDS (decimals allowed)")
+	    ->type_name("SECONDS")
+	    ->group(watch);
+}
+
+// The options of watch (validate's part).
+void validate_watch(Options &options)
+{
+	const bool watch_options =
+	    options.interval_text || options.events_text || options.count_text || options.duration_text;
+	if (options.query != "watch") {
+		if (watch_options)
+			fail_usage("--interval, --events, --count and --duration only go with watch");
+		return;
+	}
+	if (options.output_text || options.json)
+		fail_usage("watch prints JSON lines; --output and --json do not apply");
+	if (!options.pids.empty())
+		fail_usage("--pid does not apply to watch");
+	if (options.consistent)
+		fail_usage("--consistent does not apply to watch");
+	WatchSettings &watch = options.watch;
+	if (options.interval_text) {
+		watch.interval_ms = parse_number<uint32_t>("--interval", *options.interval_text);
+		if (watch.interval_ms < 100)
+			fail_usage("--interval: at least 100 (milliseconds)");
+	}
+	if (options.count_text)
+		watch.count = parse_number<uint64_t>("--count", *options.count_text);
+	if (options.duration_text) {
+		char *end = nullptr;
+		const double seconds = std::strtod(options.duration_text->c_str(), &end);
+		if (options.duration_text->empty() || *end != '\0' || !(seconds >= 0) || seconds > 1e9)
+			fail_usage("--duration: expected seconds, got \"" + *options.duration_text + "\"");
+		watch.duration_ms = static_cast<uint64_t>(seconds * 1000);
+	}
+	const bool yara_rules = !options.rules.empty() || !options.user_rules.empty();
+	if (options.events_text) {
+		std::string why;
+		auto kinds = parse_watch_kinds(*options.events_text, why);
+		if (!kinds)
+			fail_usage("--events: " + why);
+		watch.kinds = *kinds;
+	} else {
+		if (!options.hash_map.empty())
+			watch.kinds |= SOFTDPU_APSH_WATCH_KIND_ATTESTATION;
+		if (yara_rules)
+			watch.kinds |= SOFTDPU_APSH_WATCH_KIND_YARA;
+	}
+	if ((watch.kinds & SOFTDPU_APSH_WATCH_KIND_ATTESTATION) && options.hash_map.empty())
+		fail_usage("watching attest needs --hash-map FILE (written by softdpu-exec-hash-build-map)");
+	if (!(watch.kinds & SOFTDPU_APSH_WATCH_KIND_ATTESTATION) && !options.hash_map.empty())
+		fail_usage("--hash-map goes with the attest events");
+	if (!(watch.kinds & SOFTDPU_APSH_WATCH_KIND_YARA) && (yara_rules || options.monotonic || options.heap_only))
+		fail_usage("--rule, --rules, --monotonic and --heap go with the yara events");
+	watch.hash_map = options.hash_map;
+	watch.rules = options.rules;
+	watch.user_rules = options.user_rules;
+	watch.monotonic = options.monotonic;
+	watch.heap_only = options.heap_only;
 }
 
 // Checks what CLI11 cannot: values, and which options go together. Usage errors throw.
@@ -231,14 +308,15 @@ void validate(Options &options)
 			fail_usage("--consistent pauses the guest over QMP: give --qmp SOCKET (or \",qmp=SOCKET\" in "
 				   "--memory or SOFTDPU_APSH_MEMORY)");
 	}
+	validate_watch(options);
 	if (options.query == "attest" && options.hash_map.empty())
 		fail_usage("attest needs --hash-map FILE (written by softdpu-exec-hash-build-map)");
-	if (options.query != "attest" && !options.hash_map.empty())
-		fail_usage("--hash-map only goes with attest");
+	if (options.query != "attest" && options.query != "watch" && !options.hash_map.empty())
+		fail_usage("--hash-map only goes with attest and watch");
 	const bool yara_options = !options.rules.empty() || !options.user_rules.empty() || options.monotonic ||
 				  options.heap_only || options.window_size || options.window_step;
-	if (options.query != "yara" && yara_options)
-		fail_usage("--rule, --rules, --monotonic, --heap and --window-* only go with yara");
+	if (options.query != "yara" && options.query != "watch" && yara_options)
+		fail_usage("--rule, --rules, --monotonic, --heap and --window-* only go with yara and watch");
 	if (!options.rules.empty() && !options.user_rules.empty())
 		fail_usage("--rule and --rules cannot be combined");
 	if (options.query != "pstree" && options.kernel_threads)
@@ -992,6 +1070,8 @@ int run_apsh(Options &options)
 	}
 	if (int status = start_system(options, session); status != 0)
 		return status;
+	if (options.query == "watch")
+		return run_watch(session.system, options.watch);
 	if (options.query != "modules" && options.query != "netscan" && options.query != "containers") {
 		const doca_error_t status =
 		    doca_apsh_processes_get(session.system, &session.processes, &session.process_count);

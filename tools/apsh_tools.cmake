@@ -1,7 +1,7 @@
 # App Shield on the command line (docs/apsh-cli.md), included from tools/CMakeLists.txt when
 # softdpu_apsh is built: "softdpu apsh ..." and the configuration tool softdpu-apsh-config.
 if(TARGET softdpu)
-  target_sources(softdpu PRIVATE ${CMAKE_CURRENT_LIST_DIR}/apsh_command.cpp ${CMAKE_CURRENT_LIST_DIR}/process_tree.cpp)
+  target_sources(softdpu PRIVATE ${CMAKE_CURRENT_LIST_DIR}/apsh_command.cpp ${CMAKE_CURRENT_LIST_DIR}/apsh_watch.cpp ${CMAKE_CURRENT_LIST_DIR}/process_tree.cpp)
   target_link_libraries(softdpu PRIVATE doca_apsh)
   target_compile_definitions(softdpu PRIVATE SOFTDPU_HAVE_APSH=1)
 endif()

@@ -177,6 +177,122 @@ DOCA_EXPERIMENTAL
 doca_error_t softdpu_apsh_container_netscan_get(struct doca_apsh_container *container,
 						struct doca_apsh_netscan ***connections, int *connections_size);
 
+/*
+ * Continuous watch (`softdpu apsh watch`): what DOCA's App Shield agent does, as a stream. A watch
+ * keeps the state of a started system's guest as its last poll saw it; each poll reads the guest
+ * again (only what the watched kinds need) and reports what changed, one event per change:
+ *
+ *   softdpu_apsh_watch_create(system, SOFTDPU_APSH_WATCH_KIND_DEFAULT, &watch);
+ *   softdpu_apsh_watch_poll(watch, on_event, ctx, NULL);   (the first poll: the baseline, no events)
+ *   every interval: softdpu_apsh_watch_poll(watch, on_event, ctx, &count);
+ *   softdpu_apsh_watch_destroy(watch);
+ *
+ * Identities: a process is its pid and start time (a reused pid is a new process); a module its
+ * name and address; a listening socket its network namespace, protocol, family, address and port;
+ * an attestation failure, YARA match or injection belongs to its process and its address, and is
+ * reported once while it lasts (again when it comes back after having gone).
+ */
+struct softdpu_apsh_watch;
+
+/* What a watch looks at (bits; softdpu_apsh_watch_create's kinds). */
+#define SOFTDPU_APSH_WATCH_KIND_PROCESSES (1u << 0)   /* processes started and exited */
+#define SOFTDPU_APSH_WATCH_KIND_MODULES (1u << 1)     /* kernel modules loaded and unloaded */
+#define SOFTDPU_APSH_WATCH_KIND_SOCKETS (1u << 2)     /* listening sockets opened and closed */
+#define SOFTDPU_APSH_WATCH_KIND_ATTESTATION (1u << 3) /* needs softdpu_apsh_watch_set_hash_map */
+#define SOFTDPU_APSH_WATCH_KIND_YARA (1u << 4)        /* needs one of the softdpu_apsh_watch_set_*yara_rules */
+#define SOFTDPU_APSH_WATCH_KIND_INJECTIONS (1u << 5)  /* as doca_apsh_injection_detect_get finds them */
+#define SOFTDPU_APSH_WATCH_KIND_ALL (0x3fu)
+#define SOFTDPU_APSH_WATCH_KIND_DEFAULT                                                                                \
+	(SOFTDPU_APSH_WATCH_KIND_PROCESSES | SOFTDPU_APSH_WATCH_KIND_MODULES | SOFTDPU_APSH_WATCH_KIND_SOCKETS |       \
+	 SOFTDPU_APSH_WATCH_KIND_INJECTIONS)
+
+enum softdpu_apsh_watch_event_type {
+	SOFTDPU_APSH_WATCH_PROCESS_STARTED = 1,
+	SOFTDPU_APSH_WATCH_PROCESS_EXITED = 2,
+	SOFTDPU_APSH_WATCH_MODULE_LOADED = 3,
+	SOFTDPU_APSH_WATCH_MODULE_UNLOADED = 4,
+	SOFTDPU_APSH_WATCH_SOCKET_LISTENING = 5, /* a TCP socket in LISTEN, or an unconnected bound UDP socket */
+	SOFTDPU_APSH_WATCH_SOCKET_CLOSED = 6,    /* such a socket is gone */
+	/* an executable area of a file in the hash map has a page in memory that does not match it */
+	SOFTDPU_APSH_WATCH_ATTESTATION_FAILURE = 7,
+	SOFTDPU_APSH_WATCH_YARA_MATCH = 8,
+	SOFTDPU_APSH_WATCH_INJECTION = 9,
+};
+
+/* One change. Strings are never NULL ("" when they do not apply) and, like the event, valid only
+ * during the callback. Fields that do not apply to the type are 0. */
+struct softdpu_apsh_watch_event {
+	enum softdpu_apsh_watch_event_type type;
+	uint64_t timestamp_ns; /* CLOCK_REALTIME of the poll that saw the change */
+	/* The process (every type but the module events): */
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t start_time_ns; /* the guest's CLOCK_MONOTONIC at its fork (0 when the kernel lacks it) */
+	const char *comm;
+	bool kernel_thread;
+	/* Modules: name, address, size. Attestation and injections: the area (start, length, file path
+	 * or "" for anonymous memory, protection "rwx"). YARA: rule name, window address and length. */
+	const char *name;
+	uint64_t address;
+	uint64_t size;
+	const char *path;
+	const char *protection;
+	/* Attestation: the area's pages in memory and how many of them match the map. */
+	uint32_t pages_present;
+	uint32_t matching_pages;
+	/* Sockets: "tcp" or "udp", 4 or 6, local address and port, network namespace inode (0 unknown). */
+	const char *protocol;
+	int ip_version;
+	const char *local_addr;
+	uint16_t local_port;
+	uint32_t net_ns;
+};
+
+typedef void (*softdpu_apsh_watch_callback)(const struct softdpu_apsh_watch_event *event, void *user_data);
+
+/* A watch over a started system (doca_apsh_system_start). kinds: SOFTDPU_APSH_WATCH_KIND_* bits.
+ * INVALID_VALUE for NULL arguments, no kind or unknown bits; BAD_STATE when the system is not
+ * started; NO_MEMORY. The watch keeps the system (and its context) alive: they may be destroyed
+ * first. One thread at a time may use a watch; its polls take the system's lock like the queries. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_watch_create(struct doca_apsh_system *system, uint32_t kinds,
+				       struct softdpu_apsh_watch **watch);
+
+/* The hash map attestation compares with (the file doca_apsh_attestation_get takes), read now.
+ * INVALID_VALUE for NULL arguments or a map that cannot be read (the SDK log says why). */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_watch_set_hash_map(struct softdpu_apsh_watch *watch, const char *exec_hash_map_path);
+
+/* YARA with DOCA's built-in rules (num_rules of them; 0: all three), scanning as doca_apsh_yara_get
+ * with scan_type (DOCA_APSH_YARA_SCAN_VMA and/or DOCA_APSH_YARA_SCAN_HEAP). INVALID_VALUE for a NULL
+ * watch, NULL rules with num_rules > 0, an unknown rule or scan type. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_watch_set_yara_rules(struct softdpu_apsh_watch *watch, const enum doca_apsh_yara_rule *rules,
+					       uint32_t num_rules, uint64_t scan_type);
+
+/* YARA with user rules (softdpu_apsh_watch keeps them; the caller may destroy its handle). Errors as
+ * softdpu_apsh_watch_set_yara_rules. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_watch_set_user_yara_rules(struct softdpu_apsh_watch *watch,
+						    const struct doca_apsh_user_yara_rules *rules, uint64_t scan_type);
+
+/* Reads the guest and calls callback (when not NULL) for each change since the last successful
+ * poll, in order: processes started, then modules, sockets, attestation failures, YARA matches,
+ * injections; then exits, unloads and closes. The first successful poll only records the state (no
+ * events). *num_events (when not NULL) receives how many there were.
+ * Errors: INVALID_VALUE for a NULL watch; BAD_STATE when the attestation or YARA kind was asked for
+ * without its hash map or rules; NO_MEMORY; INITIALIZATION when the guest cannot be read (QEMU
+ * exited, the image went away; the SDK log says why), as doca_apsh_processes_get. After an error
+ * the watch keeps the state of its last successful poll and may be polled again. A process that
+ * exits while it is being read is not an error. */
+DOCA_EXPERIMENTAL
+doca_error_t softdpu_apsh_watch_poll(struct softdpu_apsh_watch *watch, softdpu_apsh_watch_callback callback,
+				     void *user_data, uint32_t *num_events);
+
+/* NULL is ignored. */
+DOCA_EXPERIMENTAL
+void softdpu_apsh_watch_destroy(struct softdpu_apsh_watch *watch);
+
 #ifdef __cplusplus
 }
 #endif

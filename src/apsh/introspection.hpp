@@ -104,6 +104,7 @@ struct Process {
 	uint32_t ppid = 0;
 	std::string comm;
 	uint64_t cpu_time_ns = 0; // utime + stime
+	uint64_t start_time_ns = 0; // task_struct.start_time: CLOCK_MONOTONIC ns at fork; 0 when unknown
 	uint32_t uid = 0;
 	uint32_t gid = 0;
 	uint64_t state = 0; // task_struct.__state

@@ -109,6 +109,11 @@ struct doca_apsh_yara {
 	uint64_t window_len = 0;
 };
 
+// softdpu/apsh.h's compiled user rules (scan_api.cpp); watches keep the rules they were given.
+struct doca_apsh_user_yara_rules {
+	std::shared_ptr<softdpu::apsh::api::YaraRules> rules;
+};
+
 struct doca_apsh_container {
 	std::shared_ptr<softdpu::apsh::api::System> system;
 	softdpu::apsh::Container c;

@@ -19,10 +19,6 @@ using namespace softdpu::apsh::api;
 using softdpu::common::api_barrier;
 using softdpu::common::api_barrier_void;
 
-struct doca_apsh_user_yara_rules {
-	std::shared_ptr<YaraRules> rules;
-};
-
 namespace {
 
 // Most matches one YARA query returns (a rule matching everywhere must not exhaust memory).

@@ -145,6 +145,7 @@ bool GuestLinux::read_process(uint64_t task, Process &out, SharedObjects &shared
 	out.comm = read_char_array(task, l.task_comm);
 	out.state = read_field(task, l.task_state).value_or(0);
 	out.cpu_time_ns = read_field(task, l.task_utime).value_or(0) + read_field(task, l.task_stime).value_or(0);
+	out.start_time_ns = read_field(task, l.task_start_time).value_or(0);
 	if (auto parent = read_pointer(task, l.task_real_parent))
 		out.ppid = static_cast<uint32_t>(read_field(*parent, l.task_tgid).value_or(0));
 	if (auto cred = read_pointer(task, l.task_real_cred)) {

@@ -47,6 +47,7 @@ bool KernelLayout::resolve(const kernel::Btf &btf, KernelLayout &out, std::strin
 	l.task_comm = field(btf, "task_struct", "comm");
 	l.task_utime = field(btf, "task_struct", "utime");
 	l.task_stime = field(btf, "task_struct", "stime");
+	l.task_start_time = field(btf, "task_struct", "start_time");
 	l.task_real_cred = field(btf, "task_struct", "real_cred");
 	l.task_files = field(btf, "task_struct", "files");
 	l.task_signal = field(btf, "task_struct", "signal");

@@ -22,6 +22,7 @@ struct KernelLayout {
 	// task_struct
 	Field task_state, task_flags, task_tasks, task_mm, task_pid, task_tgid, task_real_parent, task_comm, task_utime,
 	    task_stime, task_real_cred, task_files, task_signal, task_thread_node, task_group_leader;
+	Field task_start_time; // ns of CLOCK_MONOTONIC at fork (a PID reused is a new start time)
 	Field signal_thread_head;
 	Field cred_uid, cred_gid;
 	// mm_struct: the maple tree (6.1+) or the vm_next list (older)

@@ -4,8 +4,10 @@
 // file at a non-zero offset, opens sockets, writes what it did to an info file and sleeps.
 //
 // Usage: apsh_target --comm NAME --info FILE [--tcp-port N] [--udp-port N] [--tcp6-port N]
-//                    [--map-file PATH] [--uid N --gid N] [MARKER...]
-// With --uid/--gid it drops to those ids once its sockets are open.
+//                    [--map-file PATH] [--uid N --gid N] [--patch-on-usr1] [MARKER...]
+// With --uid/--gid it drops to those ids once its sockets are open. With --patch-on-usr1, SIGUSR1
+// makes it overwrite a byte of its own code (a function it never calls): its executable pages no
+// longer match the file, as attestation should notice.
 // Arguments that do not start with "--" are markers for command-line checks and are ignored.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -14,6 +16,7 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,6 +44,7 @@ struct options {
 	int tcp6_port;
 	long uid; // -1: keep
 	long gid;
+	int patch_on_usr1;
 };
 
 struct thread_slot {
@@ -59,6 +63,24 @@ static void die(const char *fmt, ...)
 	va_end(args);
 	fputc('\n', stderr);
 	exit(1);
+}
+
+// Never called: SIGUSR1 (--patch-on-usr1) overwrites its first byte.
+__attribute__((noinline, used)) static void apsh_patch_victim(void)
+{
+	__asm__ volatile("nop");
+}
+
+static void patch_own_text(int signo)
+{
+	(void)signo;
+	const uintptr_t address = (uintptr_t)apsh_patch_victim;
+	void *page = (void *)(address & ~(uintptr_t)(PAGE - 1));
+	// mprotect is async-signal-safe; the page becomes a private copy that differs from the file.
+	if (mprotect(page, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC) == 0) {
+		*(volatile unsigned char *)address ^= 0xff;
+		mprotect(page, PAGE, PROT_READ | PROT_EXEC);
+	}
 }
 
 static int parse_port(const char *text)
@@ -86,6 +108,10 @@ static struct options parse_options(int argc, char **argv)
 		const char *arg = argv[i];
 		if (strncmp(arg, "--", 2) != 0)
 			continue; // a marker
+		if (strcmp(arg, "--patch-on-usr1") == 0) {
+			opts.patch_on_usr1 = 1;
+			continue;
+		}
 		if (i + 1 >= argc)
 			die("option %s needs a value", arg);
 		const char *value = argv[++i];
@@ -110,7 +136,7 @@ static struct options parse_options(int argc, char **argv)
 	}
 	if (!opts.comm || !opts.info_path)
 		die("usage: apsh_target --comm NAME --info FILE [--tcp-port N] [--udp-port N] [--tcp6-port N] "
-		    "[--map-file PATH] [--uid N --gid N] [MARKER...]");
+		    "[--map-file PATH] [--uid N --gid N] [--patch-on-usr1] [MARKER...]");
 	if ((opts.uid < 0) != (opts.gid < 0))
 		die("--uid and --gid go together");
 	if (strlen(opts.comm) > 15)
@@ -180,6 +206,8 @@ int main(int argc, char **argv)
 	struct options opts = parse_options(argc, argv);
 	if (prctl(PR_SET_NAME, opts.comm) != 0)
 		die("prctl(PR_SET_NAME): %s", strerror(errno));
+	if (opts.patch_on_usr1 && signal(SIGUSR1, patch_own_text) == SIG_ERR)
+		die("signal(SIGUSR1): %s", strerror(errno));
 
 	char tmp_path[4096];
 	snprintf(tmp_path, sizeof tmp_path, "%s.tmp", opts.info_path);

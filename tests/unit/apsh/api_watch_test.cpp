@@ -1,0 +1,402 @@
+// The continuous watch: the diff of two states (fake snapshots), and softdpu_apsh_watch_* over a
+// fake guest that changes between polls.
+#include "api_fixture.hpp"
+
+#include "apsh/api/exec_hash.hpp"
+#include "apsh/api/watch.hpp"
+
+#include <softdpu/apsh.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+using namespace apsh_test;
+using namespace softdpu::apsh::api;
+
+namespace {
+
+Process make_process(uint32_t pid, uint64_t start, const char *comm)
+{
+	Process p;
+	p.pid = pid;
+	p.ppid = 1;
+	p.start_time_ns = start;
+	p.task = 0xffff888000000000 + pid * 0x1000;
+	p.comm = comm;
+	return p;
+}
+
+void add_process(WatchState &state, const Process &p)
+{
+	state.processes.emplace(process_key(p), process_event(p));
+}
+
+Connection listener(uint16_t port, int protocol = IPPROTO_TCP, uint32_t net_ns = 4026531840u)
+{
+	Connection c;
+	c.pid = 7;
+	c.comm = "nc";
+	c.protocol = protocol;
+	c.family = AF_INET;
+	c.local_addr = "0.0.0.0";
+	c.local_port = port;
+	c.remote_addr = "0.0.0.0";
+	c.state = protocol == IPPROTO_TCP ? 10 : 7;
+	c.net_ns = net_ns;
+	return c;
+}
+
+std::vector<WatchEvent> diff(const WatchState &before, const WatchState &after,
+			     uint32_t kinds = SOFTDPU_APSH_WATCH_KIND_ALL)
+{
+	std::vector<WatchEvent> events;
+	diff_states(before, after, kinds, 1234, events);
+	return events;
+}
+
+TEST(WatchDiff, ProcessesStartedAndExited)
+{
+	WatchState before, after;
+	add_process(before, make_process(1, 100, "init"));
+	add_process(before, make_process(50, 500, "old"));
+	add_process(after, make_process(1, 100, "init"));
+	add_process(after, make_process(60, 600, "new"));
+	auto events = diff(before, after);
+	ASSERT_EQ(events.size(), 2u);
+	EXPECT_EQ(events[0].type, SOFTDPU_APSH_WATCH_PROCESS_STARTED);
+	EXPECT_EQ(events[0].pid, 60u);
+	EXPECT_EQ(events[0].comm, "new");
+	EXPECT_EQ(events[0].start_time_ns, 600u);
+	EXPECT_EQ(events[0].timestamp_ns, 1234u);
+	EXPECT_EQ(events[1].type, SOFTDPU_APSH_WATCH_PROCESS_EXITED);
+	EXPECT_EQ(events[1].pid, 50u);
+	EXPECT_EQ(events[1].comm, "old");
+	EXPECT_TRUE(diff(after, after).empty());
+}
+
+TEST(WatchDiff, ReusedPidIsANewProcess)
+{
+	WatchState before, after;
+	add_process(before, make_process(77, 1000, "first"));
+	Process second = make_process(77, 2000, "second");
+	add_process(after, second);
+	auto events = diff(before, after);
+	ASSERT_EQ(events.size(), 2u);
+	EXPECT_EQ(events[0].type, SOFTDPU_APSH_WATCH_PROCESS_STARTED);
+	EXPECT_EQ(events[0].comm, "second");
+	EXPECT_EQ(events[1].type, SOFTDPU_APSH_WATCH_PROCESS_EXITED);
+	EXPECT_EQ(events[1].comm, "first");
+	// A process that only changed name (exec) is the same process.
+	WatchState renamed;
+	second.comm = "renamed";
+	add_process(renamed, second);
+	EXPECT_TRUE(diff(after, renamed).empty());
+}
+
+TEST(WatchDiff, ModulesByNameAndAddress)
+{
+	WatchState before, after;
+	before.modules.emplace(ModuleKey{"dummy", 0xffffffffc0000000},
+			       module_event({0xffffffffc0000000, "dummy", 4096}));
+	after.modules.emplace(ModuleKey{"dummy", 0xffffffffc0010000},
+			      module_event({0xffffffffc0010000, "dummy", 4096}));
+	auto events = diff(before, after);
+	ASSERT_EQ(events.size(), 2u);
+	EXPECT_EQ(events[0].type, SOFTDPU_APSH_WATCH_MODULE_LOADED);
+	EXPECT_EQ(events[0].address, 0xffffffffc0010000u);
+	EXPECT_EQ(events[0].name, "dummy");
+	EXPECT_EQ(events[0].size, 4096u);
+	EXPECT_EQ(events[1].type, SOFTDPU_APSH_WATCH_MODULE_UNLOADED);
+	EXPECT_EQ(events[1].address, 0xffffffffc0000000u);
+}
+
+TEST(WatchDiff, ListeningSocketsByNamespaceProtocolAddressAndPort)
+{
+	Connection connected = listener(80);
+	connected.state = 1;
+	connected.remote_port = 5555;
+	EXPECT_FALSE(is_listening(connected));
+	EXPECT_TRUE(is_listening(listener(80)));
+	EXPECT_TRUE(is_listening(listener(53, IPPROTO_UDP)));
+	Connection udp_connected = listener(53, IPPROTO_UDP);
+	udp_connected.remote_port = 53;
+	EXPECT_FALSE(is_listening(udp_connected));
+
+	WatchState before, after;
+	for (const Connection &c : {listener(80), listener(53, IPPROTO_UDP)})
+		before.sockets.emplace(socket_key(c), socket_event(c));
+	// Same port in another namespace, and as UDP: both new; TCP 80 in the host namespace closed.
+	for (const Connection &c : {listener(80, IPPROTO_TCP, 4026532000u), listener(53, IPPROTO_UDP)})
+		after.sockets.emplace(socket_key(c), socket_event(c));
+	auto events = diff(before, after);
+	ASSERT_EQ(events.size(), 2u);
+	EXPECT_EQ(events[0].type, SOFTDPU_APSH_WATCH_SOCKET_LISTENING);
+	EXPECT_EQ(events[0].net_ns, 4026532000u);
+	EXPECT_EQ(events[0].protocol, "tcp");
+	EXPECT_EQ(events[0].ip_version, 4);
+	EXPECT_EQ(events[0].local_port, 80);
+	EXPECT_EQ(events[1].type, SOFTDPU_APSH_WATCH_SOCKET_CLOSED);
+	EXPECT_EQ(events[1].net_ns, 4026531840u);
+}
+
+TEST(WatchDiff, FindingsAreReportedWhenTheyAppearOnly)
+{
+	const Process p = make_process(9, 900, "victim");
+	WatchEvent finding = process_event(p);
+	finding.address = 0x700000;
+	WatchState before, after;
+	add_process(before, p);
+	add_process(after, p);
+	after.injections.emplace(FindingKey{process_key(p), 0x700000, {}}, finding);
+	after.attestation_failures.emplace(FindingKey{process_key(p), 0x400000, {}}, finding);
+	after.yara_matches.emplace(FindingKey{process_key(p), 0x600000, "rule_a"}, finding);
+	after.yara_matches.emplace(FindingKey{process_key(p), 0x600000, "rule_b"}, finding);
+	auto events = diff(before, after);
+	ASSERT_EQ(events.size(), 4u);
+	EXPECT_EQ(events[0].type, SOFTDPU_APSH_WATCH_ATTESTATION_FAILURE);
+	EXPECT_EQ(events[1].type, SOFTDPU_APSH_WATCH_YARA_MATCH);
+	EXPECT_EQ(events[2].type, SOFTDPU_APSH_WATCH_YARA_MATCH);
+	EXPECT_EQ(events[3].type, SOFTDPU_APSH_WATCH_INJECTION);
+	EXPECT_EQ(events[3].pid, 9u);
+	// Gone again: no event (findings have no "ended" event).
+	EXPECT_TRUE(diff(after, before).empty());
+	// Kinds not watched are not compared.
+	EXPECT_TRUE(diff(before, after, SOFTDPU_APSH_WATCH_KIND_PROCESSES).empty());
+	EXPECT_EQ(diff(before, after, SOFTDPU_APSH_WATCH_KIND_INJECTIONS).size(), 1u);
+}
+
+// ---- The C API over the fake guest ----
+
+struct Collected {
+	std::vector<softdpu_apsh_watch_event_type> types;
+	std::vector<std::string> texts; // comm, name, or rule per event
+	std::vector<uint64_t> addresses;
+	std::vector<uint32_t> pids;
+};
+
+void collect(const softdpu_apsh_watch_event *event, void *user_data)
+{
+	auto *out = static_cast<Collected *>(user_data);
+	out->types.push_back(event->type);
+	out->texts.push_back(*event->name != '\0' ? event->name : event->comm);
+	out->addresses.push_back(event->address);
+	out->pids.push_back(event->pid);
+	EXPECT_NE(event->path, nullptr);
+	EXPECT_NE(event->protocol, nullptr);
+	EXPECT_NE(event->local_addr, nullptr);
+	EXPECT_NE(event->protection, nullptr);
+	EXPECT_GT(event->timestamp_ns, 0u);
+}
+
+class ApshWatch : public ApshApi {
+protected:
+	void TearDown() override
+	{
+		softdpu_apsh_watch_destroy(watch_);
+		ApshApi::TearDown();
+	}
+
+	Collected poll_ok()
+	{
+		Collected out;
+		uint32_t count = 99;
+		EXPECT_EQ(softdpu_apsh_watch_poll(watch_, collect, &out, &count), DOCA_SUCCESS);
+		EXPECT_EQ(count, out.types.size());
+		return out;
+	}
+
+	softdpu_apsh_watch *watch_ = nullptr;
+};
+
+TEST_F(ApshWatch, CreateChecksItsArguments)
+{
+	EXPECT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_DEFAULT, &watch_), DOCA_ERROR_BAD_STATE);
+	EXPECT_EQ(watch_, nullptr);
+	start();
+	EXPECT_EQ(softdpu_apsh_watch_create(nullptr, SOFTDPU_APSH_WATCH_KIND_DEFAULT, &watch_),
+		  DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_DEFAULT, nullptr),
+		  DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_create(system_, 0, &watch_), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_create(system_, 0x40, &watch_), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(watch_, nullptr);
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_ALL, &watch_), DOCA_SUCCESS);
+
+	EXPECT_EQ(softdpu_apsh_watch_poll(nullptr, nullptr, nullptr, nullptr), DOCA_ERROR_INVALID_VALUE);
+	// Attestation and YARA are watched, but neither a hash map nor rules are set.
+	uint32_t count = 5;
+	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, nullptr, nullptr, &count), DOCA_ERROR_BAD_STATE);
+	EXPECT_EQ(count, 0u);
+	EXPECT_EQ(softdpu_apsh_watch_set_hash_map(nullptr, "x"), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_set_hash_map(watch_, nullptr), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_set_hash_map(watch_, "/nonexistent/map.json"), DOCA_ERROR_INVALID_VALUE);
+	TempFile not_a_map("{\"format\": \"something else\"}");
+	EXPECT_EQ(softdpu_apsh_watch_set_hash_map(watch_, not_a_map.path()), DOCA_ERROR_INVALID_VALUE);
+
+	doca_apsh_yara_rule rules[] = {DOCA_APSH_YARA_RULE_HELLO_WORLD, static_cast<doca_apsh_yara_rule>(7)};
+	EXPECT_EQ(softdpu_apsh_watch_set_yara_rules(nullptr, rules, 1, DOCA_APSH_YARA_SCAN_VMA),
+		  DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_set_yara_rules(watch_, nullptr, 1, DOCA_APSH_YARA_SCAN_VMA),
+		  DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_set_yara_rules(watch_, rules, 2, DOCA_APSH_YARA_SCAN_VMA),
+		  DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_set_yara_rules(watch_, rules, 1, 0), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_set_yara_rules(watch_, rules, 1, 0x8), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_set_user_yara_rules(watch_, nullptr, DOCA_APSH_YARA_SCAN_VMA),
+		  DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_set_yara_rules(watch_, rules, 1, DOCA_APSH_YARA_SCAN_HEAP), DOCA_SUCCESS);
+	// Still no hash map.
+	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, nullptr, nullptr, nullptr), DOCA_ERROR_BAD_STATE);
+	softdpu_apsh_watch_destroy(nullptr);
+}
+
+TEST_F(ApshWatch, ReportsWhatChangesBetweenPolls)
+{
+	start();
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_DEFAULT, &watch_), DOCA_SUCCESS);
+	EXPECT_TRUE(poll_ok().types.empty()); // the baseline
+	EXPECT_TRUE(poll_ok().types.empty()); // nothing changed
+
+	Process started = guest_->processes[1];
+	started.pid = 99;
+	started.task = 0xffff888000300000;
+	started.comm = "newcomer";
+	guest_->processes.push_back(started);
+	guest_->modules.push_back({0xffffffffc0100000, "dummy", 8192});
+	guest_->connections.push_back(listener(8080));
+	Injection injection = guest_->injections[42][0];
+	injection.suspected_start = 0x710000;
+	injection.suspected_end = 0x711000;
+	guest_->injections[42].push_back(injection);
+	Collected events = poll_ok();
+	ASSERT_EQ(events.types.size(), 4u);
+	EXPECT_EQ(events.types[0], SOFTDPU_APSH_WATCH_PROCESS_STARTED);
+	EXPECT_EQ(events.texts[0], "newcomer");
+	EXPECT_EQ(events.types[1], SOFTDPU_APSH_WATCH_MODULE_LOADED);
+	EXPECT_EQ(events.texts[1], "dummy");
+	EXPECT_EQ(events.types[2], SOFTDPU_APSH_WATCH_SOCKET_LISTENING);
+	EXPECT_EQ(events.types[3], SOFTDPU_APSH_WATCH_INJECTION);
+	EXPECT_EQ(events.addresses[3], 0x710000u);
+	EXPECT_EQ(events.pids[3], 42u);
+
+	guest_->processes.erase(guest_->processes.begin() + 2);
+	guest_->modules.pop_back();
+	guest_->connections.pop_back();
+	events = poll_ok();
+	ASSERT_EQ(events.types.size(), 3u);
+	EXPECT_EQ(events.types[0], SOFTDPU_APSH_WATCH_PROCESS_EXITED);
+	EXPECT_EQ(events.pids[0], 99u);
+	EXPECT_EQ(events.types[1], SOFTDPU_APSH_WATCH_MODULE_UNLOADED);
+	EXPECT_EQ(events.types[2], SOFTDPU_APSH_WATCH_SOCKET_CLOSED);
+	// Polls without a callback count the changes.
+	guest_->modules.push_back({0xffffffffc0100000, "dummy", 8192});
+	uint32_t count = 0;
+	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, nullptr, nullptr, &count), DOCA_SUCCESS);
+	EXPECT_EQ(count, 1u);
+}
+
+TEST_F(ApshWatch, AGuestThatCannotBeReadFailsThePollAndKeepsTheState)
+{
+	start();
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_PROCESSES, &watch_), DOCA_SUCCESS);
+	EXPECT_TRUE(poll_ok().types.empty());
+	guest_->processes.pop_back();
+	guest_->fail = {DOCA_ERROR_IO_FAILED, "QEMU process exited"};
+	uint32_t count = 9;
+	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, collect, nullptr, &count), DOCA_ERROR_INITIALIZATION);
+	EXPECT_EQ(count, 0u);
+	guest_->fail = {DOCA_ERROR_NO_MEMORY, "out of memory"};
+	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, collect, nullptr, nullptr), DOCA_ERROR_NO_MEMORY);
+	guest_->fail = {};
+	guest_->throw_in = "processes";
+	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, collect, nullptr, nullptr), DOCA_ERROR_NO_MEMORY);
+	guest_->throw_in.clear();
+	// The change is reported against the last good state.
+	Collected events = poll_ok();
+	ASSERT_EQ(events.types.size(), 1u);
+	EXPECT_EQ(events.types[0], SOFTDPU_APSH_WATCH_PROCESS_EXITED);
+	EXPECT_EQ(events.pids[0], 42u);
+}
+
+TEST_F(ApshWatch, AProcessThatExitsWhileItIsReadIsNotAnError)
+{
+	start();
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_INJECTIONS, &watch_), DOCA_SUCCESS);
+	EXPECT_TRUE(poll_ok().types.empty());
+	guest_->fail = {DOCA_ERROR_NOT_FOUND, "process exited"};
+	guest_->fail_only = "injections";
+	EXPECT_TRUE(poll_ok().types.empty());
+	guest_->fail = {DOCA_ERROR_IO_FAILED, "page tables unreadable"};
+	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, nullptr, nullptr, nullptr), DOCA_ERROR_INITIALIZATION);
+}
+
+TEST_F(ApshWatch, OutlivesItsSystemAndContext)
+{
+	start();
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_MODULES, &watch_), DOCA_SUCCESS);
+	EXPECT_TRUE(poll_ok().types.empty());
+	doca_apsh_system_destroy(system_);
+	system_ = nullptr;
+	doca_apsh_destroy(ctx_);
+	ctx_ = nullptr;
+	guest_->modules.clear();
+	Collected events = poll_ok();
+	ASSERT_EQ(events.types.size(), 1u);
+	EXPECT_EQ(events.types[0], SOFTDPU_APSH_WATCH_MODULE_UNLOADED);
+	EXPECT_EQ(events.texts[0], "marker_mod");
+}
+
+TEST_F(ApshWatch, AttestationFailureWhenAnExecutablePageChanges)
+{
+	std::vector<uint8_t> text(8192);
+	for (size_t i = 0; i < text.size(); ++i)
+		text[i] = static_cast<uint8_t>(i * 7 + 1);
+	guest_->put_bytes(42, 0x400000, text.data(), text.size());
+	ExecHashFile file;
+	file.path = "/bin/marker_app";
+	file.size = text.size();
+	file.elf = false;
+	file.pages[0] = hash_page(std::span(text).first(4096));
+	file.pages[4096] = hash_page(std::span(text).subspan(4096));
+	ExecHashMap map;
+	map.files.push_back(file);
+	TempFile map_file(format_exec_hash_map(map));
+
+	start();
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_ATTESTATION, &watch_), DOCA_SUCCESS);
+	ASSERT_EQ(softdpu_apsh_watch_set_hash_map(watch_, map_file.path()), DOCA_SUCCESS);
+	EXPECT_TRUE(poll_ok().types.empty());
+	EXPECT_TRUE(poll_ok().types.empty());
+	const uint8_t patch = 0xcc;
+	guest_->put_bytes(42, 0x401010, &patch, 1);
+	Collected events = poll_ok();
+	ASSERT_EQ(events.types.size(), 1u);
+	EXPECT_EQ(events.types[0], SOFTDPU_APSH_WATCH_ATTESTATION_FAILURE);
+	EXPECT_EQ(events.pids[0], 42u);
+	EXPECT_EQ(events.addresses[0], 0x400000u);
+	EXPECT_TRUE(poll_ok().types.empty()); // reported once while it lasts
+}
+
+TEST_F(ApshWatch, NewYaraMatches)
+{
+	doca_apsh_user_yara_rules *rules = nullptr;
+	ASSERT_EQ(doca_apsh_user_yara_rules_create_from_string(
+		      "rule watch_marker { strings: $a = \"WATCH_MARKER_7\" condition: $a }", &rules),
+		  DOCA_SUCCESS);
+	start();
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_YARA, &watch_), DOCA_SUCCESS);
+	ASSERT_EQ(softdpu_apsh_watch_set_user_yara_rules(watch_, rules, DOCA_APSH_YARA_SCAN_VMA), DOCA_SUCCESS);
+	doca_apsh_user_yara_rules_destroy(rules); // the watch keeps them
+	guest_->put_zero_page(42, 0x600000);
+	EXPECT_TRUE(poll_ok().types.empty());
+	const char marker[] = "WATCH_MARKER_7";
+	guest_->put_bytes(42, 0x601100, marker, sizeof(marker) - 1);
+	Collected events = poll_ok();
+	ASSERT_EQ(events.types.size(), 1u);
+	EXPECT_EQ(events.types[0], SOFTDPU_APSH_WATCH_YARA_MATCH);
+	EXPECT_EQ(events.texts[0], "watch_marker");
+	EXPECT_EQ(events.addresses[0], 0x601000u);
+	EXPECT_TRUE(poll_ok().types.empty());
+}
+
+} // namespace
