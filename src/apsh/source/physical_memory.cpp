@@ -37,6 +37,10 @@ constexpr size_t qemu_cpu_state_cr_offset = 8 + 18 * 8 + 10 * 24;
 // The notes a parser reads at most: QEMU writes an NT_PRSTATUS note for every vCPU, then a QEMU
 // note for every vCPU (about 800 bytes a vCPU); the first QEMU note is all that is used.
 constexpr uint64_t max_notes_bytes = 4u << 20;
+// Program headers of an ELF core with extended numbering (PN_XNUM): a segment per guest mapping,
+// 65,731 on a 256 MiB guest; 4 M covers guests of hundreds of GiB and bounds what a forged count
+// costs (one read and one range each).
+constexpr uint32_t max_program_headers = 4u << 20;
 
 constexpr uint32_t lime_magic = 0x4C694D45;
 constexpr size_t lime_header_size = 32;
@@ -203,6 +207,10 @@ Status parse_elf_core(uint64_t file_size, const ReadAt &read, ImageLayout &out)
 			return error(DOCA_ERROR_INVALID_VALUE,
 				     "ELF core: extended program header count without a readable section header 0");
 		ph_count = first_section.sh_info;
+		if (ph_count > max_program_headers)
+			return error(DOCA_ERROR_INVALID_VALUE, "ELF core claims " + std::to_string(ph_count) +
+								   " program headers (at most " +
+								   std::to_string(max_program_headers) + ")");
 	}
 	if (ph_entry_size < sizeof(Elf64_Phdr) || ph_offset > file_size ||
 	    uint64_t{ph_count} * ph_entry_size > file_size - ph_offset)

@@ -235,10 +235,15 @@ TEST(ReaderFormats, ElfCoreWithExtendedSegmentCountAndRepeatedSegments)
 	EXPECT_EQ(parse_elf_core(section_outside, layout).code, DOCA_ERROR_INVALID_VALUE);
 	// A count in sh_info larger than the file can hold.
 	std::vector<uint8_t> too_many = core;
-	put<uint32_t>(too_many, section_at + 44, 1u << 30);
+	put<uint32_t>(too_many, section_at + 44, 1u << 20);
 	status = parse_elf_core(too_many, layout);
 	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
 	EXPECT_NE(status.reason.find("truncated"), std::string::npos) << status.reason;
+	// More than any guest has, whatever the file's size: refused before reading one.
+	put<uint32_t>(too_many, section_at + 44, 0xffffffffu);
+	status = parse_elf_core(too_many, layout);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("program headers (at most"), std::string::npos) << status.reason;
 }
 
 TEST(ReaderFormats, FilesThatAreNotMemoryImages)
