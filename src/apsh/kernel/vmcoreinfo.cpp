@@ -131,15 +131,44 @@ bool try_candidate(std::span<const uint8_t> bytes, size_t at, VmcoreInfo &out)
 Status find_vmcoreinfo(const source::PhysicalMemory &memory, VmcoreInfo &out, uint64_t *found_at)
 {
 	// The kernel keeps the text in a zeroed page (vmcoreinfo_data, at offset 0) and as an ELF note
-	// in page-aligned memory (vmcoreinfo_note: 12-byte header + "VMCOREINFO\0\0", text at 24): a
-	// candidate at one of those spots wins at once; any other that parses is kept in case none is.
-	// One pass over the bytes the source holds, in bounded windows (PhysicalMemory::scan skips
-	// the holes of a sparse file), whatever the image's size.
-	std::optional<VmcoreInfo> elsewhere;
-	uint64_t elsewhere_at = 0;
-	bool found = false;
+	// in page-aligned memory (vmcoreinfo_note: 12-byte header + "VMCOREINFO\0\0", text at 24).
+	// First pass: only those two spots of each page (no search through the bytes: on a 2 GiB
+	// guest whose note lies near the top this is several times faster). Second pass, only when the
+	// first finds nothing (a kernel that keeps them elsewhere): every "OSRELEASE=" that parses.
+	// Both go over the bytes the source holds, in bounded windows (PhysicalMemory::scan skips the
+	// holes of a sparse file), whatever the image's size.
+	constexpr uint64_t page = 4096;
+	constexpr size_t note_text_offset = 24;
 	const source::ScanOptions options{.lookbehind = 1, .lookahead = note_max_bytes};
+	// A candidate at window.bytes[at]: with the byte before it unless the window starts a range.
+	auto candidate_at = [](const source::ScanWindow &window, size_t at, VmcoreInfo &info) {
+		const std::span<const uint8_t> candidate = at == 0 ? window.bytes : window.bytes.subspan(at - 1);
+		return try_candidate(candidate, at == 0 ? 0 : 1, info);
+	};
+	bool found = false;
 	Status status = memory.scan(options, [&](const source::ScanWindow &window) {
+		const uint8_t *base = window.bytes.data();
+		const uint64_t first_page = (window.gpa + window.begin + page - 1) & ~(page - 1);
+		for (uint64_t gpa = first_page; gpa < window.gpa + window.end; gpa += page) {
+			const size_t at = static_cast<size_t>(gpa - window.gpa);
+			for (size_t offset : {size_t{0}, note_text_offset}) {
+				if (at + offset + marker.size() > window.bytes.size() ||
+				    std::memcmp(base + at + offset, marker.data(), marker.size()) != 0)
+					continue;
+				if (candidate_at(window, at + offset, out)) {
+					found = true;
+					if (found_at)
+						*found_at = gpa + offset;
+					return false;
+				}
+			}
+		}
+		return true;
+	});
+	if (!status.ok() || found)
+		return status;
+
+	status = memory.scan(options, [&](const source::ScanWindow &window) {
 		const uint8_t *base = window.bytes.data();
 		// Matches that start in [begin, end) may run into the lookahead.
 		const size_t search_end = std::min(window.bytes.size(), window.end + marker.size() - 1);
@@ -150,40 +179,18 @@ Status find_vmcoreinfo(const source::PhysicalMemory &memory, VmcoreInfo &out, ui
 			if (!hit)
 				break;
 			const size_t at = static_cast<size_t>(hit - base);
-			const uint64_t gpa = window.gpa + at;
-			const uint64_t page_offset = gpa & 4095;
-			// The window's first byte starts a RAM range only when there is no byte before it.
-			const std::span<const uint8_t> candidate =
-			    at == 0 ? window.bytes : window.bytes.subspan(at - 1);
-			const size_t candidate_at = at == 0 ? 0 : 1;
-			if (page_offset == 0 || page_offset == 24) {
-				if (try_candidate(candidate, candidate_at, out)) {
-					found = true;
-					if (found_at)
-						*found_at = gpa;
-					return false;
-				}
-			} else if (!elsewhere) {
-				VmcoreInfo info;
-				if (try_candidate(candidate, candidate_at, info)) {
-					elsewhere = std::move(info);
-					elsewhere_at = gpa;
-				}
+			if (candidate_at(window, at, out)) {
+				found = true;
+				if (found_at)
+					*found_at = window.gpa + at;
+				return false;
 			}
 			cursor = at + 1;
 		}
 		return true;
 	});
-	if (!status.ok())
+	if (!status.ok() || found)
 		return status;
-	if (found)
-		return Status::success();
-	if (elsewhere) {
-		out = std::move(*elsewhere);
-		if (found_at)
-			*found_at = elsewhere_at;
-		return Status::success();
-	}
 	return Status{DOCA_ERROR_NOT_FOUND, "no VMCOREINFO note in RAM"};
 }
 
