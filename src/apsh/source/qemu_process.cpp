@@ -409,23 +409,20 @@ Status parse_qemu_cmdline(std::string_view cmdline, QemuCommandLine &out)
 		if (option == "m") {
 			i++;
 			auto items = split_qemu_options(value);
-			auto size = option_value(items, "size", "size");
-			if (!size) {
-				// "-m slots=4,maxmem=8G": the default size
-				if (auto max = option_value(items, "maxmem"))
-					out.max_ram = parse_qemu_size(*max, kMiB);
-				continue;
-			}
-			auto bytes = parse_qemu_size(*size, kMiB);
-			if (!bytes || *bytes == 0)
-				return error(DOCA_ERROR_INVALID_VALUE, "-m " + std::string(value) + ": not a size");
-			m_bytes = bytes;
+			// "-m slots=4,maxmem=8G" (no size): the default size, maxmem= still checked.
 			if (auto max = option_value(items, "maxmem")) {
 				auto max_bytes = parse_qemu_size(*max, kMiB);
 				if (!max_bytes)
 					return error(DOCA_ERROR_INVALID_VALUE, "-m maxmem=" + *max + ": not a size");
 				out.max_ram = max_bytes;
 			}
+			auto size = option_value(items, "size", "size");
+			if (!size)
+				continue;
+			auto bytes = parse_qemu_size(*size, kMiB);
+			if (!bytes || *bytes == 0)
+				return error(DOCA_ERROR_INVALID_VALUE, "-m " + std::string(value) + ": not a size");
+			m_bytes = bytes;
 		} else if (option == "machine" || option == "M") {
 			i++;
 			auto items = split_qemu_options(value);
@@ -624,8 +621,13 @@ Status x86_pc_ram_blocks(const QemuCommandLine &command_line, std::vector<RamBlo
 	if (!command_line.memory_backend.empty())
 		blocks.emplace_back(command_line.memory_backend, command_line.ram_bytes);
 	else if (!command_line.numa_memdevs.empty())
-		for (const std::string &memdev : command_line.numa_memdevs)
-			blocks.emplace_back(memdev, *backend_size(memdev));
+		for (const std::string &memdev : command_line.numa_memdevs) {
+			auto size = backend_size(memdev);
+			if (!size)
+				return error(DOCA_ERROR_INVALID_VALUE,
+					     "-numa node,memdev=" + memdev + ": no memory-backend object has that id");
+			blocks.emplace_back(memdev, *size);
+		}
 	else
 		blocks.emplace_back("pc.ram", command_line.ram_bytes);
 	uint64_t top = 0; // the end of RAM in guest-physical space
@@ -656,9 +658,15 @@ Status x86_pc_ram_blocks(const QemuCommandLine &command_line, std::vector<RamBlo
 	constexpr uint64_t kGiB = 1ull << 30, kAlign = 2ull << 20;
 	const uint64_t above = std::max(top, k4GiB) - k4GiB;
 	const uint64_t base = (k4GiB + above + kGiB - 1) / kGiB * kGiB;
-	const uint64_t limit = base + (*command_line.max_ram - command_line.ram_bytes) +
-			       kGiB * command_line.dimms.size(); // enforce_aligned_dimm: 1 GiB per slot
-	std::vector<std::pair<uint64_t, uint64_t>> used;         // [start, end) of plugged devices
+	// The region's end: base + (maxmem - RAM) + 1 GiB per slot (enforce_aligned_dimm), checked: a
+	// maxmem near 2^64 does not fit the address space.
+	const uint64_t device_bytes = *command_line.max_ram - command_line.ram_bytes;
+	const uint64_t slot_bytes = kGiB * command_line.dimms.size();
+	if (device_bytes > UINT64_MAX - base || slot_bytes > UINT64_MAX - base - device_bytes)
+		return error(DOCA_ERROR_INVALID_VALUE, "-m maxmem=" + std::to_string(*command_line.max_ram) +
+							   ": the device memory region overflows the address space");
+	const uint64_t limit = base + device_bytes + slot_bytes;
+	std::vector<std::pair<uint64_t, uint64_t>> used; // [start, end) of plugged devices
 	for (const QemuCommandLine::Dimm &dimm : command_line.dimms) {
 		auto size = backend_size(dimm.memdev);
 		if (!size || *size == 0)

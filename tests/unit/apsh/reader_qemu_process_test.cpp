@@ -850,6 +850,54 @@ TEST(QemuProcessParsers, NumaNodesAndDimmsOnTheCommandLine)
 	EXPECT_FALSE(parse_qemu_cmdline(cmdline({"qemu-system-x86_64", "-numa", "node,memdev=missing"}), bad).ok());
 }
 
+// -m maxmem= that is not a size is the same clear error with or without a size beside it; a
+// command line put together without the parser's checks (a node naming no backend, a maxmem near
+// 2^64) is an error from the layout, not a crash or a wrapped device memory region.
+TEST(QemuProcessParsers, MaxmemAndDeviceMemoryErrors)
+{
+	for (const std::string &m :
+	     {std::string("maxmem=bogus"), std::string("1G,maxmem=bogus"), std::string("slots=2,maxmem=bogus")}) {
+		SCOPED_TRACE(m);
+		QemuCommandLine line;
+		const Status status = parse_qemu_cmdline(cmdline({"qemu-system-x86_64", "-m", m}), line);
+		EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+		EXPECT_EQ(status.reason, "-m maxmem=bogus: not a size");
+	}
+	// No size: the default RAM, maxmem taken.
+	QemuCommandLine slots = parsed({"qemu-system-x86_64", "-m", "slots=4,maxmem=8G"});
+	EXPECT_EQ(slots.ram_bytes, 128 * MiB);
+	EXPECT_FALSE(slots.ram_given);
+	EXPECT_EQ(slots.max_ram, 8 * GiB);
+
+	std::vector<RamBlockPiece> pieces;
+	std::vector<std::pair<std::string, uint64_t>> blocks;
+	QemuCommandLine orphan;
+	orphan.ram_bytes = 1 * GiB;
+	orphan.numa_memdevs = {"m0"};
+	Status status = x86_pc_ram_blocks(orphan, pieces, blocks);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("-numa node,memdev=m0: no memory-backend object"), std::string::npos)
+	    << status.reason;
+
+	QemuCommandLine huge;
+	huge.ram_bytes = 1 * GiB;
+	huge.max_ram = UINT64_MAX - 4096;
+	huge.backends = {{"d0", 512 * MiB}};
+	huge.dimms = {{"d0", std::nullopt}};
+	status = x86_pc_ram_blocks(huge, pieces, blocks);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("overflows the address space"), std::string::npos) << status.reason;
+	// The region: base 4 GiB (1 GiB of RAM lies below 4 GiB) + (maxmem - 1 GiB) + 1 GiB for the slot.
+	// One byte past UINT64_MAX is refused; the largest maxmem that fits puts the dimm at the base.
+	huge.max_ram = UINT64_MAX - 4 * GiB + 1;
+	EXPECT_FALSE(x86_pc_ram_blocks(huge, pieces, blocks).ok());
+	huge.max_ram = UINT64_MAX - 4 * GiB;
+	status = x86_pc_ram_blocks(huge, pieces, blocks);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	ASSERT_FALSE(pieces.empty());
+	EXPECT_EQ(pieces.back().gpa_start, 4 * GiB);
+}
+
 TEST(QemuProcessLive, NumaNodesAndADimmReadBackWithAndWithoutQmp)
 {
 	if (!have_qemu())
