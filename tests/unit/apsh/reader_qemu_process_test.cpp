@@ -592,8 +592,14 @@ TEST(QemuProcessFaults, KilledDuringAWholeRamScan)
 		});
 		done = true;
 	});
-	while (windows < 20)
+	while (windows < 20 && !done)
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	if (done) {
+		// The scan ended (failed, or found too little RAM) before the kill: a failure, not a hang.
+		scanner.join();
+		FAIL() << "the scan ended after " << windows << " windows, before QEMU was killed: "
+		       << (scanned.ok() ? std::string("it succeeded") : scanned.reason);
+	}
 	const auto killed = std::chrono::steady_clock::now();
 	qemu.kill();
 	scanner.join();
