@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 using namespace softdpu::apsh;
@@ -65,6 +66,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    std::find(backends.begin(), backends.end(), piece.block) == backends.end())
 				__builtin_trap();
 		}
+		std::vector<std::pair<uint64_t, uint64_t>> spans;
+		for (const source::RamBlockPiece &piece : pieces)
+			spans.emplace_back(piece.gpa_start, piece.gpa_end);
+		std::sort(spans.begin(), spans.end());
+		for (size_t i = 1; i < spans.size(); i++)
+			if (spans[i].first < spans[i - 1].second)
+				__builtin_trap();
 		break;
 	}
 	}

@@ -2,6 +2,7 @@
 // own ground truth (tests/guest). The snapshot directory comes from SOFTDPU_GUEST_SNAPSHOT (set by
 // ctest through the guest_l4 fixture); without it every test skips.
 #include "ground_truth.hpp"
+#include "guest_run_dir.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -34,6 +35,7 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json; // keys in the order the CLI wrote them
 using softdpu::guest::GroundTruth;
+using softdpu::guest::GuestRunDir;
 
 struct Result {
 	int status = -1;
@@ -247,11 +249,7 @@ OrderedJson expect_formats_agree(const std::vector<std::string> &args)
 // The initramfs tree the guest booted from (guest.env's INITRAMFS_ROOT); "" when it names none.
 std::string initramfs_root(const fs::path &snapshot)
 {
-	std::ifstream env(snapshot / "guest.env");
-	for (std::string line; std::getline(env, line);)
-		if (line.starts_with("INITRAMFS_ROOT="))
-			return line.substr(15);
-	return "";
+	return GuestRunDir(snapshot).value("INITRAMFS_ROOT");
 }
 
 class ApshCliGuest : public ::testing::Test {
@@ -1057,20 +1055,12 @@ protected:
 			return;
 		run_dir_ = dir;
 		truth_ = std::make_unique<GroundTruth>(GroundTruth::load((run_dir_ / "ground-truth.txt").string()));
-		std::istringstream env(slurp(run_dir_ / "guest.env"));
-		for (std::string line; std::getline(env, line);) {
-			if (line.starts_with("QEMU_NAME="))
-				name_ = line.substr(10);
-			if (line.starts_with("QMP_SOCKET="))
-				qmp_ = line.substr(11);
-			if (line.starts_with("RAM_FILE="))
-				ram_file_ = line.substr(9);
-			if (line.starts_with("INITRAMFS_ROOT="))
-				root_ = line.substr(15);
-		}
-		pid_ = slurp(run_dir_ / "qemu.pid");
-		while (!pid_.empty() && (pid_.back() == '\n' || pid_.back() == ' '))
-			pid_.pop_back();
+		const GuestRunDir run(run_dir_);
+		name_ = run.value("QEMU_NAME");
+		qmp_ = run.value("QMP_SOCKET");
+		ram_file_ = run.value("RAM_FILE");
+		root_ = run.value("INITRAMFS_ROOT");
+		pid_ = run.pid();
 	}
 	static void TearDownTestSuite() { truth_.reset(); }
 
@@ -1312,16 +1302,11 @@ protected:
 			return;
 		run_dir_ = dir;
 		truth_ = std::make_unique<GroundTruth>(GroundTruth::load((run_dir_ / "ground-truth.txt").string()));
-		std::istringstream env(slurp(run_dir_ / "guest.env"));
-		for (std::string line; std::getline(env, line);) {
-			if (line.starts_with("QMP_SOCKET="))
-				qmp_ = line.substr(11);
-			if (line.starts_with("MEM_MIB="))
-				mem_mib_ = std::stoull(line.substr(8));
-		}
-		pid_ = slurp(run_dir_ / "qemu.pid");
-		while (!pid_.empty() && (pid_.back() == '\n' || pid_.back() == ' '))
-			pid_.pop_back();
+		const GuestRunDir run(run_dir_);
+		qmp_ = run.value("QMP_SOCKET");
+		if (const std::string mem = run.value("MEM_MIB"); !mem.empty())
+			mem_mib_ = std::stoull(mem);
+		pid_ = run.pid();
 	}
 	static void TearDownTestSuite() { truth_.reset(); }
 	void SetUp() override

@@ -4,6 +4,8 @@
 // sockets, an executable page overwritten, a YARA marker, an injected RWX region) and checks that
 // each change's event arrives within two intervals. SOFTDPU_GUEST_WATCH_VM_RUN names the guest's run
 // dir; without it the tests skip.
+#include "guest_run_dir.hpp"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -48,15 +50,6 @@ std::string slurp(const fs::path &path)
 	std::stringstream text;
 	text << in.rdbuf();
 	return text.str();
-}
-
-std::string env_value(const std::string &env, const std::string &key)
-{
-	std::istringstream in(env);
-	for (std::string line; std::getline(in, line);)
-		if (line.starts_with(key + "="))
-			return line.substr(key.size() + 1);
-	return "";
 }
 
 // The guest's command channel (boot --control): one shell command a line, answered by its stdout
@@ -239,15 +232,13 @@ protected:
 		if (dir == nullptr || !fs::exists(fs::path(dir) / "qemu.pid"))
 			GTEST_SKIP() << "SOFTDPU_GUEST_WATCH_VM_RUN names no running guest (ctest's guest_watch_vm "
 					"fixture sets it)";
-		const std::string env = slurp(fs::path(dir) / "guest.env");
-		name_ = env_value(env, "QEMU_NAME");
-		root_ = env_value(env, "INITRAMFS_ROOT");
-		control_socket_ = env_value(env, "CONTROL_SOCKET");
-		ASSERT_EQ(env_value(env, "RAM_FILE"), "") << "the guest must run on anonymous RAM";
+		const softdpu::guest::GuestRunDir run(dir);
+		name_ = run.value("QEMU_NAME");
+		root_ = run.value("INITRAMFS_ROOT");
+		control_socket_ = run.value("CONTROL_SOCKET");
+		ASSERT_EQ(run.value("RAM_FILE"), "") << "the guest must run on anonymous RAM";
 		ASSERT_FALSE(control_socket_.empty()) << "the guest was booted without --control";
-		pid_ = slurp(fs::path(dir) / "qemu.pid");
-		while (!pid_.empty() && (pid_.back() == '\n' || pid_.back() == ' '))
-			pid_.pop_back();
+		pid_ = run.pid();
 	}
 
 	std::string name_, root_, control_socket_, pid_;

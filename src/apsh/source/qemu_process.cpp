@@ -409,23 +409,20 @@ Status parse_qemu_cmdline(std::string_view cmdline, QemuCommandLine &out)
 		if (option == "m") {
 			i++;
 			auto items = split_qemu_options(value);
-			auto size = option_value(items, "size", "size");
-			if (!size) {
-				// "-m slots=4,maxmem=8G": the default size
-				if (auto max = option_value(items, "maxmem"))
-					out.max_ram = parse_qemu_size(*max, kMiB);
-				continue;
-			}
-			auto bytes = parse_qemu_size(*size, kMiB);
-			if (!bytes || *bytes == 0)
-				return error(DOCA_ERROR_INVALID_VALUE, "-m " + std::string(value) + ": not a size");
-			m_bytes = bytes;
+			// "-m slots=4,maxmem=8G" (no size): the default size, maxmem= still checked.
 			if (auto max = option_value(items, "maxmem")) {
 				auto max_bytes = parse_qemu_size(*max, kMiB);
 				if (!max_bytes)
 					return error(DOCA_ERROR_INVALID_VALUE, "-m maxmem=" + *max + ": not a size");
 				out.max_ram = max_bytes;
 			}
+			auto size = option_value(items, "size", "size");
+			if (!size)
+				continue;
+			auto bytes = parse_qemu_size(*size, kMiB);
+			if (!bytes || *bytes == 0)
+				return error(DOCA_ERROR_INVALID_VALUE, "-m " + std::string(value) + ": not a size");
+			m_bytes = bytes;
 		} else if (option == "machine" || option == "M") {
 			i++;
 			auto items = split_qemu_options(value);
@@ -624,8 +621,13 @@ Status x86_pc_ram_blocks(const QemuCommandLine &command_line, std::vector<RamBlo
 	if (!command_line.memory_backend.empty())
 		blocks.emplace_back(command_line.memory_backend, command_line.ram_bytes);
 	else if (!command_line.numa_memdevs.empty())
-		for (const std::string &memdev : command_line.numa_memdevs)
-			blocks.emplace_back(memdev, *backend_size(memdev));
+		for (const std::string &memdev : command_line.numa_memdevs) {
+			auto size = backend_size(memdev);
+			if (!size)
+				return error(DOCA_ERROR_INVALID_VALUE,
+					     "-numa node,memdev=" + memdev + ": no memory-backend object has that id");
+			blocks.emplace_back(memdev, *size);
+		}
 	else
 		blocks.emplace_back("pc.ram", command_line.ram_bytes);
 	uint64_t top = 0; // the end of RAM in guest-physical space
@@ -656,9 +658,15 @@ Status x86_pc_ram_blocks(const QemuCommandLine &command_line, std::vector<RamBlo
 	constexpr uint64_t kGiB = 1ull << 30, kAlign = 2ull << 20;
 	const uint64_t above = std::max(top, k4GiB) - k4GiB;
 	const uint64_t base = (k4GiB + above + kGiB - 1) / kGiB * kGiB;
-	const uint64_t limit = base + (*command_line.max_ram - command_line.ram_bytes) +
-			       kGiB * command_line.dimms.size(); // enforce_aligned_dimm: 1 GiB per slot
-	std::vector<std::pair<uint64_t, uint64_t>> used;         // [start, end) of plugged devices
+	// The region's end: base + (maxmem - RAM) + 1 GiB per slot (enforce_aligned_dimm), checked: a
+	// maxmem near 2^64 does not fit the address space.
+	const uint64_t device_bytes = *command_line.max_ram - command_line.ram_bytes;
+	const uint64_t slot_bytes = kGiB * command_line.dimms.size();
+	if (device_bytes > UINT64_MAX - base || slot_bytes > UINT64_MAX - base - device_bytes)
+		return error(DOCA_ERROR_INVALID_VALUE, "-m maxmem=" + std::to_string(*command_line.max_ram) +
+							   ": the device memory region overflows the address space");
+	const uint64_t limit = base + device_bytes + slot_bytes;
+	std::vector<std::pair<uint64_t, uint64_t>> used; // [start, end) of plugged devices
 	for (const QemuCommandLine::Dimm &dimm : command_line.dimms) {
 		auto size = backend_size(dimm.memdev);
 		if (!size || *size == 0)
@@ -748,18 +756,11 @@ std::vector<const ProcMapping *> ram_mapping_candidates(const std::vector<ProcMa
 	return candidates;
 }
 
-bool read_remote(uint32_t pid, uint64_t address, std::span<uint8_t> out)
-{
-	iovec local{out.data(), out.size()};
-	iovec remote{reinterpret_cast<void *>(address), out.size()};
-	return ::process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0) ==
-	       static_cast<ssize_t>(out.size());
-}
-
 // RAM blocks of one size, told apart by content: pages QEMU shows at their guest-physical
 // addresses (HMP xp) compared with each candidate mapping at the block's offsets. The assignment
 // of blocks to mappings whose matching non-zero pages are the most wins, if no other ties it.
-Status assign_twins_by_content(QmpSession &qmp, uint32_t pid, const std::vector<std::string> &twins,
+// `memory` reads the mappings the way the source will (process_vm_readv or /proc/PID/mem, as probed).
+Status assign_twins_by_content(QmpSession &qmp, const QemuProcessMemory &memory, const std::vector<std::string> &twins,
 			       const std::vector<RamBlockPiece> &pieces, const std::vector<uint64_t> &candidates,
 			       std::map<std::string, uint64_t> &host_addresses)
 {
@@ -796,10 +797,13 @@ Status assign_twins_by_content(QmpSession &qmp, uint32_t pid, const std::vector<
 				if (theirs.size() != kPage ||
 				    std::all_of(theirs.begin(), theirs.end(), [](uint8_t byte) { return byte == 0; }))
 					break;
-				for (size_t c = 0; c < count; c++)
-					if (read_remote(pid, candidates[c] + piece.offset + skip, mine) &&
-					    mine == theirs)
+				for (size_t c = 0; c < count; c++) {
+					std::string why;
+					if (!memory.read(candidates[c] + piece.offset + skip, mine, why))
+						return error(DOCA_ERROR_IO_FAILED, why);
+					if (mine == theirs)
 						score[b][c]++;
+				}
 				break;
 			}
 		}
@@ -1078,6 +1082,50 @@ Status open_qemu_process(const SourceSpec &spec, std::unique_ptr<QemuProcessMemo
 			if (blocks[i].first == blocks[j].first)
 				return error(DOCA_ERROR_INVALID_VALUE,
 					     what + ": RAM block " + blocks[i].first + " is listed twice");
+	// The reader: cross-memory attach first, /proc/PID/mem where the kernel lacks it (or a policy
+	// blocks it). Probed at the first RAM mapping read, before any comparison reads through it.
+	auto memory = std::make_unique<QemuProcessMemory>();
+	memory->pid_ = pid;
+	memory->name_ = command_line.name;
+	const int pid_fd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
+	if (pid_fd >= 0)
+		memory->pid_fd_.reset(pid_fd);
+	bool probed = false;
+	auto probe_reader = [&](uint64_t host_address) -> Status {
+		if (probed)
+			return Status::success();
+		uint8_t probe[8];
+		iovec local{probe, sizeof(probe)};
+		iovec remote{reinterpret_cast<void *>(host_address), sizeof(probe)};
+		if (::process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0) !=
+		    static_cast<ssize_t>(sizeof(probe))) {
+			const int first = errno;
+			if (first == ESRCH)
+				return error(DOCA_ERROR_NOT_FOUND, what + " exited");
+			const int fd = ::open((pid_dir + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+			if (fd < 0) {
+				const int second = errno;
+				if (first == EPERM || first == EACCES || second == EPERM || second == EACCES)
+					return permission_error(pid, "its memory",
+								first == EPERM || first == EACCES ? first : second);
+				return error(DOCA_ERROR_IO_FAILED,
+					     what + ": cannot read its memory: process_vm_readv: " + errno_text(first) +
+						 ", " + pid_dir + "/mem: " + errno_text(second));
+			}
+			memory->mem_fd_.reset(fd);
+			if (::pread(fd, probe, sizeof(probe), static_cast<off_t>(host_address)) !=
+			    static_cast<ssize_t>(sizeof(probe))) {
+				const int second = errno;
+				if (second == EPERM || second == EACCES)
+					return permission_error(pid, "its memory", second);
+				return error(DOCA_ERROR_IO_FAILED, what + ": cannot read guest RAM at " +
+								       common::hex(host_address) + ": " +
+								       errno_text(second));
+			}
+		}
+		probed = true;
+		return Status::success();
+	};
 	// Each block's mapping: the one eligible mapping of its size.
 	std::map<std::string, uint64_t> host_addresses;
 	for (const auto &[name, size] : blocks) {
@@ -1105,7 +1153,10 @@ Status open_qemu_process(const SourceSpec &spec, std::unique_ptr<QemuProcessMemo
 			if (candidates.size() != group.size())
 				return error(DOCA_ERROR_NOT_SUPPORTED, head + ": " + std::to_string(candidates.size()) +
 									   " mappings have that size");
-			status = assign_twins_by_content(qmp, pid, group, pieces, candidates, host_addresses);
+			status = probe_reader(candidates[0]);
+			if (!status.ok())
+				return status;
+			status = assign_twins_by_content(qmp, *memory, group, pieces, candidates, host_addresses);
 			if (!status.ok())
 				return error(status.code,
 					     head + ": " + status.reason + " (read an image: QMP dump-guest-memory)");
@@ -1135,42 +1186,10 @@ Status open_qemu_process(const SourceSpec &spec, std::unique_ptr<QemuProcessMemo
 		  [](const RamRange &a, const RamRange &b) { return a.gpa_start < b.gpa_start; });
 	const uint64_t host_address = host_addresses.begin()->second;
 
-	auto memory = std::make_unique<QemuProcessMemory>();
-	memory->pid_ = pid;
-	memory->name_ = command_line.name;
 	memory->end_ = end;
-	const int pid_fd = static_cast<int>(::syscall(SYS_pidfd_open, static_cast<pid_t>(pid), 0));
-	if (pid_fd >= 0)
-		memory->pid_fd_.reset(pid_fd);
-	// Probe: cross-memory attach first, /proc/PID/mem where the kernel lacks it.
-	uint8_t probe[8];
-	iovec local{probe, sizeof(probe)};
-	iovec remote{reinterpret_cast<void *>(host_address), sizeof(probe)};
-	if (::process_vm_readv(static_cast<pid_t>(pid), &local, 1, &remote, 1, 0) !=
-	    static_cast<ssize_t>(sizeof(probe))) {
-		const int first = errno;
-		if (first == ESRCH)
-			return error(DOCA_ERROR_NOT_FOUND, what + " exited");
-		const int fd = ::open((pid_dir + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
-		if (fd < 0) {
-			const int second = errno;
-			if (first == EPERM || first == EACCES || second == EPERM || second == EACCES)
-				return permission_error(pid, "its memory",
-							first == EPERM || first == EACCES ? first : second);
-			return error(DOCA_ERROR_IO_FAILED,
-				     what + ": cannot read its memory: process_vm_readv: " + errno_text(first) + ", " +
-					 pid_dir + "/mem: " + errno_text(second));
-		}
-		memory->mem_fd_.reset(fd);
-		if (::pread(fd, probe, sizeof(probe), static_cast<off_t>(host_address)) !=
-		    static_cast<ssize_t>(sizeof(probe))) {
-			const int second = errno;
-			if (second == EPERM || second == EACCES)
-				return permission_error(pid, "its memory", second);
-			return error(DOCA_ERROR_IO_FAILED, what + ": cannot read guest RAM at " +
-							       common::hex(host_address) + ": " + errno_text(second));
-		}
-	}
+	status = probe_reader(host_address);
+	if (!status.ok())
+		return status;
 	out = std::move(memory);
 	return Status::success();
 }

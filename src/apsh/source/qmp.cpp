@@ -285,6 +285,19 @@ Status parse_mtree_pieces(std::string_view text, std::vector<MtreePiece> &pieces
 	}
 	if (!seen_memory_view)
 		return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree has no view of the \"memory\" address space");
+	// A flat view's ranges never overlap: where they do, the text is not QEMU's.
+	std::vector<std::pair<uint64_t, uint64_t>> spans;
+	spans.reserve(pieces.size());
+	for (const MtreePiece &piece : pieces)
+		spans.emplace_back(piece.start, piece.end);
+	std::sort(spans.begin(), spans.end());
+	for (size_t i = 1; i < spans.size(); i++)
+		if (spans[i].first < spans[i - 1].second)
+			return error(DOCA_ERROR_INVALID_VALUE, "QMP memory tree is not a flat view: RAM pieces " +
+								   common::hex(spans[i - 1].first) + "-" +
+								   common::hex(spans[i - 1].second - 1) + " and " +
+								   common::hex(spans[i].first) + "-" +
+								   common::hex(spans[i].second - 1) + " overlap");
 	return Status::success();
 }
 

@@ -299,6 +299,21 @@ TEST(ReaderFormats, MtreeRamRanges)
 	EXPECT_EQ(ranges[2].gpa_start, 0x100000000u);
 	EXPECT_EQ(ranges[2].file_offset, 0xc0000000u);
 	EXPECT_FALSE(parse_mtree_ram_ranges("garbage\n", ranges).ok());
+
+	// Pieces that overlap (a node's backend over the main RAM, listed out of order): not a flat
+	// view, refused by both parsers rather than read twice.
+	const char *overlapping = "FlatView #0\n"
+				  " AS \"memory\", root: system\n"
+				  "  0000000000000000-000000003fffffff (prio 0, ram): ram0\n"
+				  "  0000000080000000-00000000bfffffff (prio 0, ram): node1\n"
+				  "  0000000020000000-000000002fffffff (prio 0, ram): node1 @0000000040000000\n";
+	status = parse_mtree_ram_ranges(overlapping, ranges);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("0x20000000-0x2fffffff overlap"), std::string::npos) << status.reason;
+	std::vector<RamBlockPiece> pieces;
+	status = parse_mtree_ram_pieces(overlapping, {"node1"}, pieces);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("not a flat view"), std::string::npos) << status.reason;
 }
 
 TEST(ReaderFormats, MtreeFromARealQemu)

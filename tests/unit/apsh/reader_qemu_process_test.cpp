@@ -9,14 +9,19 @@
 
 #include <gtest/gtest.h>
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -587,8 +592,14 @@ TEST(QemuProcessFaults, KilledDuringAWholeRamScan)
 		});
 		done = true;
 	});
-	while (windows < 20)
+	while (windows < 20 && !done)
 		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	if (done) {
+		// The scan ended (failed, or found too little RAM) before the kill: a failure, not a hang.
+		scanner.join();
+		FAIL() << "the scan ended after " << windows << " windows, before QEMU was killed: "
+		       << (scanned.ok() ? std::string("it succeeded") : scanned.reason);
+	}
 	const auto killed = std::chrono::steady_clock::now();
 	qemu.kill();
 	scanner.join();
@@ -845,6 +856,54 @@ TEST(QemuProcessParsers, NumaNodesAndDimmsOnTheCommandLine)
 	EXPECT_FALSE(parse_qemu_cmdline(cmdline({"qemu-system-x86_64", "-numa", "node,memdev=missing"}), bad).ok());
 }
 
+// -m maxmem= that is not a size is the same clear error with or without a size beside it; a
+// command line put together without the parser's checks (a node naming no backend, a maxmem near
+// 2^64) is an error from the layout, not a crash or a wrapped device memory region.
+TEST(QemuProcessParsers, MaxmemAndDeviceMemoryErrors)
+{
+	for (const std::string &m :
+	     {std::string("maxmem=bogus"), std::string("1G,maxmem=bogus"), std::string("slots=2,maxmem=bogus")}) {
+		SCOPED_TRACE(m);
+		QemuCommandLine line;
+		const Status status = parse_qemu_cmdline(cmdline({"qemu-system-x86_64", "-m", m}), line);
+		EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+		EXPECT_EQ(status.reason, "-m maxmem=bogus: not a size");
+	}
+	// No size: the default RAM, maxmem taken.
+	QemuCommandLine slots = parsed({"qemu-system-x86_64", "-m", "slots=4,maxmem=8G"});
+	EXPECT_EQ(slots.ram_bytes, 128 * MiB);
+	EXPECT_FALSE(slots.ram_given);
+	EXPECT_EQ(slots.max_ram, 8 * GiB);
+
+	std::vector<RamBlockPiece> pieces;
+	std::vector<std::pair<std::string, uint64_t>> blocks;
+	QemuCommandLine orphan;
+	orphan.ram_bytes = 1 * GiB;
+	orphan.numa_memdevs = {"m0"};
+	Status status = x86_pc_ram_blocks(orphan, pieces, blocks);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("-numa node,memdev=m0: no memory-backend object"), std::string::npos)
+	    << status.reason;
+
+	QemuCommandLine huge;
+	huge.ram_bytes = 1 * GiB;
+	huge.max_ram = UINT64_MAX - 4096;
+	huge.backends = {{"d0", 512 * MiB}};
+	huge.dimms = {{"d0", std::nullopt}};
+	status = x86_pc_ram_blocks(huge, pieces, blocks);
+	EXPECT_EQ(status.code, DOCA_ERROR_INVALID_VALUE);
+	EXPECT_NE(status.reason.find("overflows the address space"), std::string::npos) << status.reason;
+	// The region: base 4 GiB (1 GiB of RAM lies below 4 GiB) + (maxmem - 1 GiB) + 1 GiB for the slot.
+	// One byte past UINT64_MAX is refused; the largest maxmem that fits puts the dimm at the base.
+	huge.max_ram = UINT64_MAX - 4 * GiB + 1;
+	EXPECT_FALSE(x86_pc_ram_blocks(huge, pieces, blocks).ok());
+	huge.max_ram = UINT64_MAX - 4 * GiB;
+	status = x86_pc_ram_blocks(huge, pieces, blocks);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	ASSERT_FALSE(pieces.empty());
+	EXPECT_EQ(pieces.back().gpa_start, 4 * GiB);
+}
+
 TEST(QemuProcessLive, NumaNodesAndADimmReadBackWithAndWithoutQmp)
 {
 	if (!have_qemu())
@@ -947,6 +1006,74 @@ TEST(QemuProcessLive, EqualSizedNodesAreToldApartByContentOverQmpOnly)
 	EXPECT_EQ(got, pattern);
 	ASSERT_TRUE(memory->read(8192, got));
 	EXPECT_NE(got, pattern);
+}
+
+// Where process_vm_readv is blocked (a seccomp policy: EPERM) the source reads /proc/PID/mem, and
+// equal-sized blocks are compared through that same reader: they are still told apart. Runs in a
+// child process that installs the filter, so the test process keeps process_vm_readv.
+TEST(QemuProcessLive, EqualSizedNodesAreToldApartWithoutProcessVmReadv)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	const std::string twins =
+	    "pc -object memory-backend-ram,id=n0,size=512M -object memory-backend-ram,id=n1,size=512M"
+	    " -numa node,memdev=n0 -numa node,memdev=n1";
+	const fs::path data = fs::temp_directory_path() / ("apsh_twins_mem." + std::to_string(::getpid()));
+	const auto pattern = write_pattern(data, 37);
+	PausedQemu qemu(twins, "1G", "apsh-numa-twins-mem-test", {{data.string(), 512 * MiB}});
+	fs::remove(data);
+	ASSERT_TRUE(qemu.started());
+	int pipe_fds[2];
+	ASSERT_EQ(::pipe(pipe_fds), 0);
+	const pid_t child = ::fork();
+	ASSERT_GE(child, 0);
+	if (child == 0) {
+		::close(pipe_fds[0]);
+		std::string result;
+		sock_filter filter[] = {
+		    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+		    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 0, 1),
+		    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		};
+		sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+		if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+		    ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &program) != 0) {
+			result = "skip: no seccomp filter here";
+		} else {
+			std::unique_ptr<QemuProcessMemory> process;
+			std::vector<RamRange> ranges;
+			Status status = open_qemu_process(
+			    {SourceKind::qemu_pid, std::to_string(qemu.pid()), qemu.qmp(), {}}, process, ranges);
+			std::unique_ptr<PhysicalMemory> memory;
+			if (status.ok() && process->cross_memory_attach())
+				status = {DOCA_ERROR_UNEXPECTED, "reads go through process_vm_readv under the filter"};
+			if (status.ok())
+				status = PhysicalMemory::open(
+				    {SourceKind::qemu_pid, std::to_string(qemu.pid()), qemu.qmp(), {}}, memory);
+			std::vector<uint8_t> got(pattern.size());
+			if (!status.ok())
+				result = status.reason;
+			else if (!memory->read(512 * MiB, got) || got != pattern)
+				result = "node 1's pattern does not read back at 512 MiB";
+			else
+				result = "ok";
+		}
+		const ssize_t written = ::write(pipe_fds[1], result.data(), result.size());
+		::_exit(written == static_cast<ssize_t>(result.size()) ? 0 : 1);
+	}
+	::close(pipe_fds[1]);
+	std::string result;
+	char buffer[512];
+	for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof(buffer))) > 0;)
+		result.append(buffer, static_cast<size_t>(n));
+	::close(pipe_fds[0]);
+	int wait_status = 0;
+	ASSERT_EQ(::waitpid(child, &wait_status, 0), child);
+	ASSERT_TRUE(WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0) << result;
+	if (result.starts_with("skip: "))
+		GTEST_SKIP() << result.substr(6);
+	EXPECT_EQ(result, "ok");
 }
 
 // Under KVM QEMU registers the same RAM block mappings as KVM memory slots (kvm_set_phys_mem hands
