@@ -410,6 +410,40 @@ TEST_F(ApshWatchVm, CountStopsThroughThePid)
 	EXPECT_EQ(watcher.events().front().value("type", ""), "watch-started");
 }
 
+TEST_F(ApshWatchVm, DurationStopsTheStream)
+{
+	// --duration: decimals allowed; the stream ends with reason "duration", exit status 0.
+	Watcher watcher({"apsh", "watch", "--memory", "pid:" + pid_, "--interval", "100", "--duration", "0.3"});
+	const auto stopped =
+	    watcher.wait_for([](const Json &e) { return e.value("type", "") == "watch-stopped"; }, 120000);
+	ASSERT_TRUE(stopped) << watcher.bad_lines();
+	EXPECT_EQ(stopped->at("reason"), "duration");
+	EXPECT_EQ(watcher.stop(0), 0);
+	const std::vector<Json> events = watcher.events();
+	ASSERT_GE(events.size(), 2u);
+	EXPECT_EQ(events.front().value("type", ""), "watch-started");
+	EXPECT_EQ(events.back().value("type", ""), "watch-stopped");
+	// The duration counts from the baseline, which ends just before watch-started is printed.
+	const double ran_ms =
+	    (events.back().at("timestamp_ns").get<double>() - events.front().at("timestamp_ns").get<double>()) / 1e6;
+	EXPECT_GE(ran_ms, 250.0) << "stopped " << ran_ms << " ms after watch-started";
+	EXPECT_EQ(watcher.bad_lines(), "");
+}
+
+TEST_F(ApshWatchVm, SigtermStopsTheStreamCleanly)
+{
+	Watcher watcher({"apsh", "watch", "--memory", "pid:" + pid_, "--interval", "100"});
+	ASSERT_TRUE(watcher.wait_for([](const Json &e) { return e.value("type", "") == "watch-started"; }, 120000))
+	    << watcher.bad_lines();
+	std::this_thread::sleep_for(std::chrono::milliseconds(300)); // a few refreshes
+	EXPECT_EQ(watcher.stop(SIGTERM), 0);
+	const std::vector<Json> events = watcher.events();
+	ASSERT_FALSE(events.empty());
+	EXPECT_EQ(events.back().value("type", ""), "watch-stopped");
+	EXPECT_EQ(events.back().value("reason", ""), "SIGTERM");
+	EXPECT_EQ(watcher.bad_lines(), "");
+}
+
 // Runs last (ctest DEPENDS): it ends the guest. The stream ends with an error event, exit status 1.
 TEST_F(ApshWatchVm, GuestExitEndsTheStreamWithAnError)
 {
