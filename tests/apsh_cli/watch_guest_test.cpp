@@ -2,8 +2,9 @@
 // RAM, read through the QEMU process; a command channel into the guest). The test changes the guest
 // through the channel (a process started and killed, a module unloaded and loaded, listening
 // sockets, an executable page overwritten, a YARA marker, an injected RWX region) and checks that
-// each change's event arrives within two intervals. SOFTDPU_GUEST_WATCH_VM_RUN names the guest's run
-// dir; without it the tests skip.
+// each change's event arrives within two intervals (plus a slack for slow refreshes), and how
+// --duration and SIGTERM end the stream. SOFTDPU_GUEST_WATCH_VM_RUN names the guest's run dir;
+// without it the tests skip.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
