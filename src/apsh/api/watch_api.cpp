@@ -171,8 +171,6 @@ doca_error_t softdpu_apsh_watch_poll(softdpu_apsh_watch *watch, softdpu_apsh_wat
 			    return status.code == DOCA_ERROR_NO_MEMORY ? DOCA_ERROR_NO_MEMORY
 								       : DOCA_ERROR_INITIALIZATION;
 		    }
-		    if (num_events != nullptr)
-			    *num_events = static_cast<uint32_t>(events.size());
 		    if (callback != nullptr) {
 			    watch->polling = true;
 			    struct Reset {
@@ -186,6 +184,9 @@ doca_error_t softdpu_apsh_watch_poll(softdpu_apsh_watch *watch, softdpu_apsh_wat
 					    break; // destroyed from the callback: no more events
 			    }
 		    }
+		    // After the callbacks: a refused poll from one of them may have zeroed the same counter.
+		    if (num_events != nullptr)
+			    *num_events = static_cast<uint32_t>(events.size());
 		    if (watch->destroy_after_poll) {
 			    delete watch;
 			    return DOCA_SUCCESS;

@@ -326,6 +326,7 @@ struct Reentrant {
 	std::vector<doca_error_t> inner_results;
 	std::vector<uint32_t> inner_counts;
 	std::vector<uint32_t> pids;
+	uint32_t *outer_count = nullptr;
 };
 
 void poll_again(const softdpu_apsh_watch_event *event, void *user_data)
@@ -335,6 +336,9 @@ void poll_again(const softdpu_apsh_watch_event *event, void *user_data)
 	uint32_t count = 77;
 	out->inner_results.push_back(softdpu_apsh_watch_poll(out->watch, poll_again, user_data, &count));
 	out->inner_counts.push_back(count);
+	// The outer poll's counter too: it is set after the callbacks.
+	if (out->outer_count != nullptr)
+		(void)softdpu_apsh_watch_poll(out->watch, nullptr, nullptr, out->outer_count);
 }
 
 TEST_F(ApshWatch, ACallbackThatPollsItsOwnWatchIsRefused)
@@ -351,6 +355,7 @@ TEST_F(ApshWatch, ACallbackThatPollsItsOwnWatchIsRefused)
 	Reentrant reentrant;
 	reentrant.watch = watch_;
 	uint32_t count = 0;
+	reentrant.outer_count = &count;
 	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, poll_again, &reentrant, &count), DOCA_SUCCESS);
 	EXPECT_EQ(count, 2u);
 	// Both events came, each callback's poll was refused and reported nothing.
