@@ -259,19 +259,20 @@ doca_error_t softdpu_apsh_watch_create(struct doca_apsh_system *system, uint32_t
 				       struct softdpu_apsh_watch **watch);
 
 /* The hash map attestation compares with (the file doca_apsh_attestation_get takes), read now.
- * INVALID_VALUE for NULL arguments or a map that cannot be read (the SDK log says why). */
+ * INVALID_VALUE for NULL arguments or a map that cannot be read (the SDK log says why); NO_MEMORY. */
 DOCA_EXPERIMENTAL
 doca_error_t softdpu_apsh_watch_set_hash_map(struct softdpu_apsh_watch *watch, const char *exec_hash_map_path);
 
 /* YARA with DOCA's built-in rules (num_rules of them; 0: all three), scanning as doca_apsh_yara_get
  * with scan_type (DOCA_APSH_YARA_SCAN_VMA and/or DOCA_APSH_YARA_SCAN_HEAP). INVALID_VALUE for a NULL
- * watch, NULL rules with num_rules > 0, an unknown rule or scan type. */
+ * watch, NULL rules with num_rules > 0, an unknown rule or scan type; INITIALIZATION when the
+ * built-in rules cannot be compiled (libyara failed; the SDK log says why); NO_MEMORY. */
 DOCA_EXPERIMENTAL
 doca_error_t softdpu_apsh_watch_set_yara_rules(struct softdpu_apsh_watch *watch, const enum doca_apsh_yara_rule *rules,
 					       uint32_t num_rules, uint64_t scan_type);
 
-/* YARA with user rules (softdpu_apsh_watch keeps them; the caller may destroy its handle). Errors as
- * softdpu_apsh_watch_set_yara_rules. */
+/* YARA with user rules (softdpu_apsh_watch keeps them; the caller may destroy its handle).
+ * INVALID_VALUE for NULL arguments or an unknown scan type; NO_MEMORY. */
 DOCA_EXPERIMENTAL
 doca_error_t softdpu_apsh_watch_set_user_yara_rules(struct softdpu_apsh_watch *watch,
 						    const struct doca_apsh_user_yara_rules *rules, uint64_t scan_type);
@@ -284,7 +285,11 @@ doca_error_t softdpu_apsh_watch_set_user_yara_rules(struct softdpu_apsh_watch *w
  * without its hash map or rules; NO_MEMORY; INITIALIZATION when the guest cannot be read (QEMU
  * exited, the image went away; the SDK log says why), as doca_apsh_processes_get. After an error
  * the watch keeps the state of its last successful poll and may be polled again. A process that
- * exits while it is being read is not an error. */
+ * exits while it is being read is not an error.
+ * The callback must not poll its own watch: such a poll returns BAD_STATE and reports nothing. It
+ * may destroy its watch (softdpu_apsh_watch_destroy): the watch is then freed when the callback
+ * returns, the poll makes no more callbacks and returns DOCA_SUCCESS (*num_events counts all the
+ * changes), and the watch must not be used again. Other watches may be polled from a callback. */
 DOCA_EXPERIMENTAL
 doca_error_t softdpu_apsh_watch_poll(struct softdpu_apsh_watch *watch, softdpu_apsh_watch_callback callback,
 				     void *user_data, uint32_t *num_events);

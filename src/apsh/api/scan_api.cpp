@@ -5,14 +5,13 @@
 #include "apsh/api/config_files.hpp"
 #include "apsh/api/exec_hash.hpp"
 #include "apsh/api/snapshots.hpp"
+#include "apsh/api/yara_scan.hpp"
 #include "common/api_barrier.hpp"
 #include "common/sdk_log.hpp"
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <new>
-#include <type_traits>
 
 using namespace softdpu::apsh;
 using namespace softdpu::apsh::api;
@@ -111,10 +110,9 @@ doca_error_t attestation_snapshot(const std::shared_ptr<System> &state, const Pr
 doca_error_t yara_scan(doca_apsh_process *process, std::shared_ptr<YaraRules> rules, RuleFilter filter,
 		       uint64_t scan_type, doca_apsh_yara ***matches, int *size, const char *function)
 {
-	if (scan_type == 0 || (scan_type & ~uint64_t{DOCA_APSH_YARA_SCAN_VMA | DOCA_APSH_YARA_SCAN_HEAP}) != 0) {
-		SDK_LOG_ERR("%s: invalid scan type 0x%llx (DOCA_APSH_YARA_SCAN_VMA and/or DOCA_APSH_YARA_SCAN_HEAP)",
-			    function, static_cast<unsigned long long>(scan_type));
-		return DOCA_ERROR_INVALID_VALUE;
+	if (Status status = check_scan_type(scan_type); !status.ok()) {
+		SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
+		return status.code;
 	}
 	if (!rules) {
 		SDK_LOG_ERR("%s: the YARA rules could not be compiled", function);
@@ -279,24 +277,10 @@ doca_error_t doca_apsh_yara_get(doca_apsh_process *process, enum doca_apsh_yara_
 	    __func__,
 	    [&]() -> doca_error_t {
 		    RuleFilter filter;
-		    for (uint32_t i = 0; i < yara_rules_arr_size; ++i) {
-			    // Read as a plain integer: a caller may pass values outside the enum.
-			    std::underlying_type_t<doca_apsh_yara_rule> raw;
-			    std::memcpy(&raw, &yara_rules_arr[i], sizeof(raw));
-			    switch (static_cast<int>(raw)) {
-			    case DOCA_APSH_YARA_RULE_HELLO_WORLD:
-				    filter.emplace_back("Hello_World");
-				    break;
-			    case DOCA_APSH_YARA_RULE_REFLECTIVE_DLL_INJECTION:
-				    filter.emplace_back("Reflective_Dll_Injection");
-				    break;
-			    case DOCA_APSH_YARA_RULE_MIMIKATZ:
-				    filter.emplace_back("Mimikatz");
-				    break;
-			    default:
-				    SDK_LOG_ERR("doca_apsh_yara_get: unknown rule %d", static_cast<int>(raw));
-				    return DOCA_ERROR_INVALID_VALUE;
-			    }
+		    if (Status status = builtin_rule_filter(yara_rules_arr, yara_rules_arr_size, filter);
+			!status.ok()) {
+			    SDK_LOG_ERR("%s: %s", api_name, status.reason.c_str());
+			    return status.code;
 		    }
 		    return yara_scan(process, YaraRules::builtin(), std::move(filter), scan_type, yara_matches,
 				     yara_matches_size, api_name);

@@ -6,9 +6,7 @@
 
 #include <softdpu/apsh.h>
 
-#include <cstring>
 #include <new>
-#include <type_traits>
 
 using namespace softdpu::apsh;
 using namespace softdpu::apsh::api;
@@ -18,16 +16,17 @@ using softdpu::common::api_barrier_void;
 struct softdpu_apsh_watch {
 	explicit softdpu_apsh_watch(std::shared_ptr<System> system, uint32_t kinds) : watch(std::move(system), kinds) {}
 	Watch watch;
-	std::vector<WatchEvent> events; // reused from poll to poll
+	std::vector<WatchEvent> events;  // reused from poll to poll (its capacity)
+	bool polling = false;            // a poll is calling the callback
+	bool destroy_after_poll = false; // softdpu_apsh_watch_destroy from the callback
 };
 
 namespace {
 
 bool valid_scan_type(uint64_t scan_type, const char *function)
 {
-	if (scan_type == 0 || (scan_type & ~uint64_t{DOCA_APSH_YARA_SCAN_VMA | DOCA_APSH_YARA_SCAN_HEAP}) != 0) {
-		SDK_LOG_ERR("%s: invalid scan type 0x%llx (DOCA_APSH_YARA_SCAN_VMA and/or DOCA_APSH_YARA_SCAN_HEAP)",
-			    function, static_cast<unsigned long long>(scan_type));
+	if (Status status = check_scan_type(scan_type); !status.ok()) {
+		SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
 		return false;
 	}
 	return true;
@@ -110,24 +109,9 @@ doca_error_t softdpu_apsh_watch_set_yara_rules(softdpu_apsh_watch *watch, const 
 		return DOCA_ERROR_INVALID_VALUE;
 	return api_barrier(__func__, [&] {
 		RuleFilter filter;
-		for (uint32_t i = 0; i < num_rules; ++i) {
-			// Read as a plain integer: a caller may pass values outside the enum.
-			std::underlying_type_t<doca_apsh_yara_rule> raw;
-			std::memcpy(&raw, &rules[i], sizeof(raw));
-			switch (static_cast<int>(raw)) {
-			case DOCA_APSH_YARA_RULE_HELLO_WORLD:
-				filter.emplace_back("Hello_World");
-				break;
-			case DOCA_APSH_YARA_RULE_REFLECTIVE_DLL_INJECTION:
-				filter.emplace_back("Reflective_Dll_Injection");
-				break;
-			case DOCA_APSH_YARA_RULE_MIMIKATZ:
-				filter.emplace_back("Mimikatz");
-				break;
-			default:
-				SDK_LOG_ERR("%s: unknown rule %d", function, static_cast<int>(raw));
-				return DOCA_ERROR_INVALID_VALUE;
-			}
+		if (Status status = builtin_rule_filter(rules, num_rules, filter); !status.ok()) {
+			SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
+			return status.code;
 		}
 		auto builtin = YaraRules::builtin();
 		if (!builtin) {
@@ -164,27 +148,51 @@ doca_error_t softdpu_apsh_watch_poll(softdpu_apsh_watch *watch, softdpu_apsh_wat
 		SDK_LOG_ERR("%s: NULL argument", __func__);
 		return DOCA_ERROR_INVALID_VALUE;
 	}
+	if (watch->polling) {
+		SDK_LOG_ERR("%s: called from the watch's own callback (a poll of this watch is under way)", __func__);
+		return DOCA_ERROR_BAD_STATE;
+	}
 	return api_barrier(
 	    __func__,
 	    [&] {
-		    watch->events.clear();
+		    // The events move to a local vector (their capacity comes back after the callbacks), so that
+		    // nothing the callback does to the watch touches what is being iterated.
+		    std::vector<WatchEvent> events = std::move(watch->events);
+		    events.clear();
 		    if (Status status = watch->watch.ready(); !status.ok()) {
 			    SDK_LOG_ERR("%s: %s", function, status.reason.c_str());
+			    watch->events = std::move(events);
 			    return DOCA_ERROR_BAD_STATE;
 		    }
-		    if (Status status = watch->watch.poll(watch->events); !status.ok()) {
+		    if (Status status = watch->watch.poll(events); !status.ok()) {
 			    SDK_LOG_ERR("%s: %s", function,
 					status.reason.empty() ? "poll failed" : status.reason.c_str());
+			    watch->events = std::move(events);
 			    return status.code == DOCA_ERROR_NO_MEMORY ? DOCA_ERROR_NO_MEMORY
 								       : DOCA_ERROR_INITIALIZATION;
 		    }
-		    if (num_events != nullptr)
-			    *num_events = static_cast<uint32_t>(watch->events.size());
-		    if (callback != nullptr)
-			    for (const WatchEvent &event : watch->events) {
+		    if (callback != nullptr) {
+			    watch->polling = true;
+			    struct Reset {
+				    bool &flag;
+				    ~Reset() { flag = false; }
+			    } reset{watch->polling}; // also when the callback throws
+			    for (const WatchEvent &event : events) {
 				    const softdpu_apsh_watch_event out = c_event(event);
 				    callback(&out, user_data);
+				    if (watch->destroy_after_poll)
+					    break; // destroyed from the callback: no more events
 			    }
+		    }
+		    // After the callbacks: a refused poll from one of them may have zeroed the same counter.
+		    if (num_events != nullptr)
+			    *num_events = static_cast<uint32_t>(events.size());
+		    if (watch->destroy_after_poll) {
+			    delete watch;
+			    return DOCA_SUCCESS;
+		    }
+		    events.clear();
+		    watch->events = std::move(events);
 		    return DOCA_SUCCESS;
 	    },
 	    DOCA_ERROR_INITIALIZATION);
@@ -192,6 +200,11 @@ doca_error_t softdpu_apsh_watch_poll(softdpu_apsh_watch *watch, softdpu_apsh_wat
 
 void softdpu_apsh_watch_destroy(softdpu_apsh_watch *watch)
 {
+	if (watch != nullptr && watch->polling) {
+		// From the watch's own callback: the poll destroys it when the callback returns.
+		watch->destroy_after_poll = true;
+		return;
+	}
 	api_barrier_void(__func__, [&] { delete watch; });
 }
 

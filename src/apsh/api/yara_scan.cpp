@@ -4,9 +4,11 @@
 #include <yara.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <type_traits>
 
 namespace softdpu::apsh::api {
 
@@ -111,6 +113,41 @@ Status YaraRules::compile(std::string_view text, const std::string &source_name,
 	if (compiled->names_.empty())
 		return {DOCA_ERROR_INVALID_VALUE, source_name + ": no rules"};
 	out = std::move(compiled);
+	return Status::success();
+}
+
+Status check_scan_type(uint64_t scan_type)
+{
+	if (scan_type == 0 || (scan_type & ~uint64_t{DOCA_APSH_YARA_SCAN_VMA | DOCA_APSH_YARA_SCAN_HEAP}) != 0) {
+		char reason[128];
+		std::snprintf(reason, sizeof(reason),
+			      "invalid scan type 0x%llx (DOCA_APSH_YARA_SCAN_VMA and/or DOCA_APSH_YARA_SCAN_HEAP)",
+			      static_cast<unsigned long long>(scan_type));
+		return {DOCA_ERROR_INVALID_VALUE, reason};
+	}
+	return Status::success();
+}
+
+Status builtin_rule_filter(const doca_apsh_yara_rule *rules, uint32_t count, RuleFilter &filter)
+{
+	for (uint32_t i = 0; i < count; ++i) {
+		// Read as a plain integer: a caller may pass values outside the enum.
+		std::underlying_type_t<doca_apsh_yara_rule> raw;
+		std::memcpy(&raw, &rules[i], sizeof(raw));
+		switch (static_cast<int>(raw)) {
+		case DOCA_APSH_YARA_RULE_HELLO_WORLD:
+			filter.emplace_back("Hello_World");
+			break;
+		case DOCA_APSH_YARA_RULE_REFLECTIVE_DLL_INJECTION:
+			filter.emplace_back("Reflective_Dll_Injection");
+			break;
+		case DOCA_APSH_YARA_RULE_MIMIKATZ:
+			filter.emplace_back("Mimikatz");
+			break;
+		default:
+			return {DOCA_ERROR_INVALID_VALUE, "unknown rule " + std::to_string(static_cast<int>(raw))};
+		}
+	}
 	return Status::success();
 }
 

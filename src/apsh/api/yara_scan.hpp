@@ -10,6 +10,8 @@
 
 #include "apsh/introspection.hpp"
 
+#include <doca_apsh.h>
+
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -61,6 +63,13 @@ struct YaraHit {
 
 // Which rule names count (empty: all of the rule set).
 using RuleFilter = std::vector<std::string>;
+
+// A doca_apsh_yara_get scan type: DOCA_APSH_YARA_SCAN_VMA and/or DOCA_APSH_YARA_SCAN_HEAP, nothing
+// else. INVALID_VALUE (with the reason) otherwise.
+Status check_scan_type(uint64_t scan_type);
+// The names of DOCA's built-in rules (doca_apsh_yara_rule values, read as plain integers: a caller
+// may pass values outside the enum), appended to filter. INVALID_VALUE for an unknown rule.
+Status builtin_rule_filter(const doca_apsh_yara_rule *rules, uint32_t count, RuleFilter &filter);
 
 class WindowScanner {
 public:

@@ -10,6 +10,8 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <utility>
+
 using namespace apsh_test;
 using namespace softdpu::apsh::api;
 
@@ -316,6 +318,80 @@ TEST_F(ApshWatch, AGuestThatCannotBeReadFailsThePollAndKeepsTheState)
 	ASSERT_EQ(events.types.size(), 1u);
 	EXPECT_EQ(events.types[0], SOFTDPU_APSH_WATCH_PROCESS_EXITED);
 	EXPECT_EQ(events.pids[0], 42u);
+}
+
+// A callback that polls its own watch: the inner poll is refused, the outer one goes on.
+struct Reentrant {
+	softdpu_apsh_watch *watch = nullptr;
+	std::vector<doca_error_t> inner_results;
+	std::vector<uint32_t> inner_counts;
+	std::vector<uint32_t> pids;
+	uint32_t *outer_count = nullptr;
+};
+
+void poll_again(const softdpu_apsh_watch_event *event, void *user_data)
+{
+	auto *out = static_cast<Reentrant *>(user_data);
+	out->pids.push_back(event->pid);
+	uint32_t count = 77;
+	out->inner_results.push_back(softdpu_apsh_watch_poll(out->watch, poll_again, user_data, &count));
+	out->inner_counts.push_back(count);
+	// The outer poll's counter too: it is set after the callbacks.
+	if (out->outer_count != nullptr)
+		(void)softdpu_apsh_watch_poll(out->watch, nullptr, nullptr, out->outer_count);
+}
+
+TEST_F(ApshWatch, ACallbackThatPollsItsOwnWatchIsRefused)
+{
+	start();
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_PROCESSES, &watch_), DOCA_SUCCESS);
+	EXPECT_TRUE(poll_ok().types.empty());
+	for (uint32_t pid : {97u, 98u}) {
+		Process started = guest_->processes[1];
+		started.pid = pid;
+		started.task = 0xffff888000300000 + pid * 0x1000;
+		guest_->processes.push_back(started);
+	}
+	Reentrant reentrant;
+	reentrant.watch = watch_;
+	uint32_t count = 0;
+	reentrant.outer_count = &count;
+	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, poll_again, &reentrant, &count), DOCA_SUCCESS);
+	EXPECT_EQ(count, 2u);
+	// Both events came, each callback's poll was refused and reported nothing.
+	ASSERT_EQ(reentrant.pids.size(), 2u);
+	EXPECT_EQ(reentrant.pids[0], 97u);
+	EXPECT_EQ(reentrant.pids[1], 98u);
+	EXPECT_EQ(reentrant.inner_results, (std::vector<doca_error_t>{DOCA_ERROR_BAD_STATE, DOCA_ERROR_BAD_STATE}));
+	EXPECT_EQ(reentrant.inner_counts, (std::vector<uint32_t>{0u, 0u}));
+	// The watch still works: the next poll sees the next change only.
+	guest_->processes.pop_back();
+	Collected events = poll_ok();
+	ASSERT_EQ(events.types.size(), 1u);
+	EXPECT_EQ(events.types[0], SOFTDPU_APSH_WATCH_PROCESS_EXITED);
+	EXPECT_EQ(events.pids[0], 98u);
+}
+
+void destroy_own_watch(const softdpu_apsh_watch_event *, void *user_data)
+{
+	auto *out = static_cast<Reentrant *>(user_data);
+	out->pids.push_back(0);
+	softdpu_apsh_watch_destroy(out->watch);
+}
+
+TEST_F(ApshWatch, ACallbackMayDestroyItsOwnWatch)
+{
+	start();
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_PROCESSES, &watch_), DOCA_SUCCESS);
+	EXPECT_TRUE(poll_ok().types.empty());
+	guest_->processes.pop_back();
+	guest_->processes.pop_back();
+	Reentrant reentrant;
+	reentrant.watch = std::exchange(watch_, nullptr); // freed by the poll (ASan checks it is, once)
+	uint32_t count = 0;
+	EXPECT_EQ(softdpu_apsh_watch_poll(reentrant.watch, destroy_own_watch, &reentrant, &count), DOCA_SUCCESS);
+	EXPECT_EQ(count, 2u);
+	EXPECT_EQ(reentrant.pids.size(), 1u); // no callbacks after the destroy
 }
 
 TEST_F(ApshWatch, AProcessThatExitsWhileItIsReadIsNotAnError)
