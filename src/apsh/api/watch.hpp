@@ -4,7 +4,10 @@
 // pid + start time (+ task address), modules by name + address, listening sockets by network
 // namespace + protocol + family + address + port, attestation failures, YARA matches and injections
 // by their process and address. diff_states compares two states; Watch reads the guest into a state
-// (reusing its buffers) and keeps the last one that was read completely.
+// (reusing its buffers) and keeps the last one that was read completely. The refresh is
+// incremental: each guest-physical frame is read at most once per poll (LinuxSystem::
+// user_page_frames / read_frame, where the reader gives frames), attestation keeps digests by frame
+// (PageDigestCache), and YARA keeps the last poll's matches by area contents (AreaFingerprint).
 #pragma once
 
 #include "apsh/api/exec_hash.hpp"
