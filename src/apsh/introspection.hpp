@@ -103,7 +103,7 @@ struct Process {
 	uint32_t pid = 0;
 	uint32_t ppid = 0;
 	std::string comm;
-	uint64_t cpu_time_ns = 0; // utime + stime
+	uint64_t cpu_time_ns = 0;   // utime + stime
 	uint64_t start_time_ns = 0; // task_struct.start_time: CLOCK_MONOTONIC ns at fork; 0 when unknown
 	uint32_t uid = 0;
 	uint32_t gid = 0;
@@ -230,6 +230,25 @@ public:
 	{
 		physical = kNoPhysicalAddress;
 		return read_user_page(process, page_va, out);
+	}
+	// The guest-physical address of each of physical.size() consecutive pages from the page-aligned
+	// page_va, without reading them (for callers that read each frame once, such as the continuous
+	// watch): kNoPhysicalAddress for a page that is not present. False when the reader cannot tell
+	// (the default), and then `physical` is unspecified.
+	virtual bool user_page_frames(const Process &process, uint64_t page_va, std::span<uint64_t> physical)
+	{
+		(void)process;
+		(void)page_va;
+		(void)physical;
+		return false;
+	}
+	// Reads the guest-physical page `physical` (an address user_page_frames gave); false when it
+	// cannot be read (and by default: readers that give no frames).
+	virtual bool read_frame(uint64_t physical, std::span<uint8_t, 4096> out)
+	{
+		(void)physical;
+		(void)out;
+		return false;
 	}
 	// Reads user memory; stops at the first page that is not present, returns the bytes read.
 	virtual size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) = 0;

@@ -6,7 +6,12 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <sys/random.h>
+
 #include <array>
+#include <bit>
+#include <chrono>
+#include <cstring>
 #include <ctime>
 #include <mutex>
 
@@ -60,7 +65,92 @@ bool process_gone(const Status &status)
 	return status.code == DOCA_ERROR_NOT_FOUND || status.code == DOCA_ERROR_BAD_STATE;
 }
 
+constexpr uint64_t kP1 = 0x9e3779b185ebca87u;
+constexpr uint64_t kP2 = 0xc2b2ae3d27d4eb4fu;
+constexpr uint64_t kP3 = 0x165667b19e3779f9u;
+constexpr uint32_t kAbsentSlot = ~uint32_t{0};
+// Areas with more bytes present than this are scanned from the guest every poll, not buffered.
+constexpr uint64_t kMaxBufferedPages = 8192; // 32 MiB
+// Pages translated per user_page_frames call.
+constexpr uint64_t kFrameChunk = 4096;
+
+uint64_t fmix(uint64_t x) noexcept
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdu;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53u;
+	x ^= x >> 33;
+	return x;
+}
+
+uint64_t lane_round(uint64_t acc, uint64_t word) noexcept
+{
+	return std::rotl(acc + word * kP2, 31) * kP1;
+}
+
 } // namespace
+
+FingerprintKey FingerprintKey::random()
+{
+	FingerprintKey key;
+	uint64_t words[4] = {};
+	if (::getrandom(words, sizeof(words), 0) != static_cast<ssize_t>(sizeof(words))) {
+		// No entropy source: the clock and the key's address (still not known to the guest).
+		const auto now = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+		words[0] = fmix(now);
+		words[1] = fmix(now ^ reinterpret_cast<uintptr_t>(&key));
+		words[2] = fmix(words[0] + kP3);
+		words[3] = fmix(words[1] + kP1);
+	}
+	key.k0 = words[0];
+	key.k1 = words[1];
+	key.k2 = words[2];
+	key.k3 = words[3];
+	return key;
+}
+
+Fingerprint page_fingerprint(std::span<const uint8_t, kPageSize> page, const FingerprintKey &key) noexcept
+{
+	uint64_t v0 = key.k0, v1 = key.k1, v2 = key.k2, v3 = key.k3;
+	for (size_t i = 0; i < kPageSize; i += 32) {
+		uint64_t w[4];
+		std::memcpy(w, page.data() + i, sizeof(w));
+		v0 = lane_round(v0, w[0]);
+		v1 = lane_round(v1, w[1]);
+		v2 = lane_round(v2, w[2]);
+		v3 = lane_round(v3, w[3]);
+	}
+	const uint64_t lo = fmix(std::rotl(v0, 1) + std::rotl(v1, 7) + std::rotl(v2, 12) + std::rotl(v3, 18));
+	const uint64_t hi = fmix((v0 ^ std::rotl(v1, 13)) + (std::rotl(v2, 29) ^ std::rotl(v3, 43)) + key.k0);
+	return {lo, hi};
+}
+
+AreaFingerprint::AreaFingerprint(const FingerprintKey &key) noexcept : s0_(key.k2), s1_(key.k3) {}
+
+void AreaFingerprint::mix(uint64_t a, uint64_t b) noexcept
+{
+	s0_ = fmix((s0_ ^ a) * kP1 + b);
+	s1_ = fmix((s1_ + b) * kP2 ^ std::rotl(a, 17));
+}
+
+void AreaFingerprint::add_present(const Fingerprint &page) noexcept
+{
+	mix(page.lo, page.hi);
+	++pages_;
+}
+
+void AreaFingerprint::add_absent() noexcept
+{
+	// A page fingerprint is a finalised value; this pair is not one a page gives but by chance.
+	mix(0, 0);
+	++pages_;
+}
+
+Fingerprint AreaFingerprint::value() const noexcept
+{
+	return {fmix(s0_ ^ pages_), fmix(s1_ + pages_ * kP3)};
+}
 
 void WatchState::clear()
 {
@@ -183,8 +273,17 @@ Status Watch::poll(std::vector<WatchEvent> &events)
 		return status;
 	std::lock_guard lock(system_->mutex());
 	next_.clear();
-	if (Status status = read(system_->guest()); !status.ok())
+	frame_digests_.clear();
+	frame_fingerprints_.clear();
+	Status status = read(system_->guest());
+	if (!status.ok()) {
+		// Keep what the last good poll scanned, and what this one did.
+		yara_last_.merge(yara_next_);
+		yara_next_.clear();
 		return status;
+	}
+	yara_last_.clear();
+	std::swap(yara_last_, yara_next_);
 	if (have_state_)
 		diff_states(state_, next_, kinds_, realtime_ns(), events);
 	std::swap(state_, next_);
@@ -277,14 +376,39 @@ Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEven
 			continue;
 		uint32_t hashed = 0, present = 0, matching = 0;
 		const uint64_t pages = (area.end - area.start + kPageSize - 1) / kPageSize;
+		bool known = false;
 		for (uint64_t i = 0; i < pages; ++i) {
+			const uint64_t va = area.start + i * kPageSize;
+			if (i % kFrameChunk == 0)
+				known = frames_for(guest, process, va, std::min(pages - i, kFrameChunk));
 			auto expected = file->pages.find(area.offset + i * kPageSize);
 			if (expected != file->pages.end())
 				++hashed;
-			if (!guest.read_user_page(process, area.start + i * kPageSize, page))
-				continue;
+			// A frame shared by many processes (a library's text) is read and hashed once per poll,
+			// and hashed again only when its bytes changed since the last (page_digests_).
+			const uint64_t frame = frames_[i % kFrameChunk];
+			if (known && frame == LinuxSystem::kNoPhysicalAddress)
+				continue; // not present
+			Sha256Digest digest;
+			auto seen = known ? frame_digests_.find(frame) : frame_digests_.end();
+			if (seen != frame_digests_.end()) {
+				++stats_.frames_reused;
+				digest = seen->second;
+			} else {
+				uint64_t physical = frame;
+				if (known ? !guest.read_frame(frame, page)
+					  : !guest.read_user_page_physical(process, va, page, physical))
+					continue;
+				++stats_.frames_read;
+				if (physical == LinuxSystem::kNoPhysicalAddress) {
+					digest = hash_page(page);
+				} else {
+					digest = page_digests_.hash(physical, page);
+					frame_digests_.emplace(physical, digest);
+				}
+			}
 			++present;
-			if (expected != file->pages.end() && hash_page(page) == expected->second)
+			if (expected != file->pages.end() && digest == expected->second)
 				++matching;
 		}
 		// As attest's verdict "modified": a page in memory that the map does not vouch for.
@@ -302,14 +426,162 @@ Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEven
 	return Status::success();
 }
 
+bool Watch::frames_for(LinuxSystem &guest, const Process &process, uint64_t page_va, uint64_t pages)
+{
+	frames_.resize(pages);
+	return guest.user_page_frames(process, page_va, frames_);
+}
+
+bool Watch::frame_fingerprint(LinuxSystem &guest, const Process &process, uint64_t page_va, bool known, uint64_t frame,
+			      Fingerprint &out)
+{
+	if (known) {
+		if (frame == LinuxSystem::kNoPhysicalAddress)
+			return false;
+		if (auto seen = frame_fingerprints_.find(frame); seen != frame_fingerprints_.end()) {
+			++stats_.frames_reused;
+			out = seen->second;
+			return true;
+		}
+	}
+	std::array<uint8_t, kPageSize> page;
+	uint64_t physical = frame;
+	if (known ? !guest.read_frame(frame, page) : !guest.read_user_page_physical(process, page_va, page, physical))
+		return false;
+	++stats_.frames_read;
+	out = page_fingerprint(page, key_);
+	if (physical != LinuxSystem::kNoPhysicalAddress)
+		frame_fingerprints_.emplace(physical, out);
+	return true;
+}
+
+Fingerprint Watch::area_fingerprint(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end)
+{
+	AreaFingerprint area(key_);
+	const uint64_t pages = (end - start) / kPageSize;
+	bool known = false;
+	for (uint64_t i = 0; i < pages; ++i) {
+		if (i % kFrameChunk == 0)
+			known = frames_for(guest, process, start + i * kPageSize, std::min(pages - i, kFrameChunk));
+		Fingerprint page;
+		if (frame_fingerprint(guest, process, start + i * kPageSize, known, frames_[i % kFrameChunk], page))
+			area.add_present(page);
+		else
+			area.add_absent();
+	}
+	return area.value();
+}
+
+bool Watch::buffer_area(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end, Fingerprint &out)
+{
+	const uint64_t pages = (end - start) / kPageSize;
+	area_slots_.assign(pages, kAbsentSlot);
+	AreaFingerprint area(key_);
+	uint64_t used = 0; // pages in area_bytes_
+	for (uint64_t i = 0; i < pages;) {
+		const uint64_t want = std::min(pages - i, kMaxBufferedPages - used);
+		if (want == 0)
+			return false;
+		if (area_bytes_.size() < (used + want) * kPageSize)
+			area_bytes_.resize((used + want) * kPageSize);
+		const uint64_t got =
+		    guest.read_user(process, start + i * kPageSize,
+				    {area_bytes_.data() + used * kPageSize, static_cast<size_t>(want * kPageSize)}) /
+		    kPageSize;
+		for (uint64_t j = 0; j < got; ++j) {
+			area_slots_[i + j] = static_cast<uint32_t>(used + j);
+			area.add_present(page_fingerprint(
+			    std::span<const uint8_t, kPageSize>(area_bytes_.data() + (used + j) * kPageSize, kPageSize),
+			    key_));
+		}
+		used += got;
+		i += got;
+		if (got < want) { // the page at i is not present
+			area.add_absent();
+			++i;
+		}
+	}
+	out = area.value();
+	return true;
+}
+
 Status Watch::scan_yara(LinuxSystem &guest, const Process &process, const WatchEvent &identity)
 {
 	WindowScanner scanner(yara_rules_, yara_filter_, system_->settings().window, kMaxYaraMatchesPerProcess);
 	if (Status status = scanner.ok(); !status.ok())
 		return status;
-	if (Status status = scan_process_areas(guest, process, areas_, yara_all_areas_, scanner); !status.ok())
+	std::vector<YaraHit> &hits = scanner.hits();
+	bool truncated = false;
+	// As scan_process_areas, area by area; an area whose contents (fingerprinted frame by frame, each
+	// frame read once per poll) were scanned before, in this poll or the last, has the same matches
+	// at the same offsets from its start and is not scanned again.
+	for (const MemoryArea &area : areas_) {
+		if (!yara_all_areas_ && area.file_path != "[heap]")
+			continue;
+		const uint64_t start = area.start & ~(kPageSize - 1);
+		const uint64_t end = (area.end & (kPageSize - 1)) == 0 ? area.end
+				     : area.end > ~(kPageSize - 1)     ? area.end & ~(kPageSize - 1)
+								       : (area.end | (kPageSize - 1)) + 1;
+		if (end <= start)
+			continue;
+		const ContentKey key{area_fingerprint(guest, process, start, end), (end - start) / kPageSize};
+		const std::vector<RelativeHit> *known = nullptr;
+		if (auto it = yara_next_.find(key); it != yara_next_.end()) {
+			known = &it->second;
+		} else if (auto node = yara_last_.extract(key); !node.empty()) {
+			known = &yara_next_.insert(std::move(node)).position->second;
+		}
+		if (known != nullptr) {
+			++stats_.yara_areas_reused;
+			for (const RelativeHit &hit : *known) {
+				if (hits.size() >= kMaxYaraMatchesPerProcess) {
+					truncated = true;
+					break;
+				}
+				hits.push_back({hit.rule, start + hit.offset, hit.length});
+			}
+			if (truncated)
+				break;
+			continue;
+		}
+		++stats_.yara_areas_scanned;
+		const size_t before = hits.size();
+		Fingerprint read_as;
+		Status status;
+		if (buffer_area(guest, process, start, end, read_as)) {
+			// Scanned from the bytes fingerprinted, so the matches kept are those of read_as.
+			status = scanner.scan_area_runs(area.start, area.end, [&](uint64_t va, std::span<uint8_t> out) {
+				size_t done = 0;
+				for (uint64_t i = (va - start) / kPageSize;
+				     done + kPageSize <= out.size() && i < area_slots_.size() &&
+				     area_slots_[i] != kAbsentSlot;
+				     ++i, done += kPageSize)
+					std::memcpy(out.data() + done, area_bytes_.data() + area_slots_[i] * kPageSize,
+						    kPageSize);
+				return done;
+			});
+			if (status.ok() && !scanner.truncated()) {
+				std::vector<RelativeHit> found;
+				found.reserve(hits.size() - before);
+				for (size_t i = before; i < hits.size(); ++i)
+					found.push_back(
+					    {hits[i].rule, hits[i].window_addr - start, hits[i].window_len});
+				yara_next_.insert_or_assign(ContentKey{read_as, key.pages}, std::move(found));
+			}
+		} else {
+			status = scanner.scan_area_runs(area.start, area.end, [&](uint64_t va, std::span<uint8_t> out) {
+				return guest.read_user(process, va, out);
+			});
+		}
+		if (!status.ok())
+			return process_gone(status) ? Status::success() : status;
+		if (scanner.truncated())
+			break;
+	}
+	// Pages of a memory image that shrank meanwhile read as absent: that is an error, not a result.
+	if (Status status = guest.source_failure(); !status.ok())
 		return process_gone(status) ? Status::success() : status;
-	for (YaraHit &hit : scanner.hits()) {
+	for (YaraHit &hit : hits) {
 		WatchEvent event = finding_event(identity, SOFTDPU_APSH_WATCH_YARA_MATCH);
 		event.name = std::move(hit.rule);
 		event.address = hit.window_addr;

@@ -4,7 +4,10 @@
 // pid + start time (+ task address), modules by name + address, listening sockets by network
 // namespace + protocol + family + address + port, attestation failures, YARA matches and injections
 // by their process and address. diff_states compares two states; Watch reads the guest into a state
-// (reusing its buffers) and keeps the last one that was read completely.
+// (reusing its buffers) and keeps the last one that was read completely. The refresh is
+// incremental: each guest-physical frame is read at most once per poll (LinuxSystem::
+// user_page_frames / read_frame, where the reader gives frames), attestation keeps digests by frame
+// (PageDigestCache), and YARA keeps the last poll's matches by area contents (AreaFingerprint).
 #pragma once
 
 #include "apsh/api/exec_hash.hpp"
@@ -18,8 +21,10 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace softdpu::apsh::api {
@@ -103,6 +108,48 @@ bool is_listening(const Connection &connection);
 SocketKey socket_key(const Connection &connection);
 WatchEvent socket_event(const Connection &connection);
 
+// A keyed 128-bit fingerprint of memory contents (not cryptographic: the key is drawn at random per
+// watch, so that contents cannot be chosen to keep a fingerprint while changing). The watch keeps
+// fingerprints, not copies, of what it scanned; two different contents share one with a chance of
+// about 2^-128 per pair.
+struct Fingerprint {
+	uint64_t lo = 0;
+	uint64_t hi = 0;
+	bool operator==(const Fingerprint &) const = default;
+};
+
+struct FingerprintKey {
+	uint64_t k0 = 0, k1 = 0, k2 = 0, k3 = 0;
+	static FingerprintKey random();
+};
+
+Fingerprint page_fingerprint(std::span<const uint8_t, kPageSize> page, const FingerprintKey &key) noexcept;
+
+// The fingerprint of an area's contents, built page by page in order: each page is present (with
+// its page fingerprint) or not. Two areas with the same pages in the same order, present or not,
+// have the same fingerprint.
+class AreaFingerprint {
+public:
+	explicit AreaFingerprint(const FingerprintKey &key) noexcept;
+	void add_present(const Fingerprint &page) noexcept;
+	void add_absent() noexcept;
+	Fingerprint value() const noexcept;
+	uint64_t pages() const noexcept { return pages_; }
+
+private:
+	void mix(uint64_t a, uint64_t b) noexcept;
+	uint64_t s0_, s1_;
+	uint64_t pages_ = 0;
+};
+
+// What the incremental refresh saved (for tests and benchmarks): counts since the watch was created.
+struct WatchStats {
+	uint64_t frames_read = 0;        // pages read (attestation and YARA fingerprints), once per frame and poll
+	uint64_t frames_reused = 0;      // pages whose frame was already read in the same poll
+	uint64_t yara_areas_scanned = 0; // areas whose contents were new: read and scanned
+	uint64_t yara_areas_reused = 0;  // areas whose contents were scanned before: their matches reused
+};
+
 class Watch {
 public:
 	Watch(std::shared_ptr<System> system, uint32_t kinds) : system_(std::move(system)), kinds_(kinds) {}
@@ -119,12 +166,24 @@ public:
 	Status poll(std::vector<WatchEvent> &events);
 
 	uint32_t kinds() const noexcept { return kinds_; }
+	const WatchStats &stats() const noexcept { return stats_; }
 
 private:
 	// Reads the guest into next_ (the caller holds the system's lock).
 	Status read(LinuxSystem &guest);
 	Status attest(LinuxSystem &guest, const Process &process, const WatchEvent &identity);
 	Status scan_yara(LinuxSystem &guest, const Process &process, const WatchEvent &identity);
+	// frames_ = the frames of `pages` pages from page_va; false when the reader cannot tell.
+	bool frames_for(LinuxSystem &guest, const Process &process, uint64_t page_va, uint64_t pages);
+	// The page's fingerprint through this poll's frame table (frame: its frame when known is true):
+	// false when it is not present.
+	bool frame_fingerprint(LinuxSystem &guest, const Process &process, uint64_t page_va, bool known, uint64_t frame,
+			       Fingerprint &out);
+	// An area's fingerprint from the frames (without reading a frame twice in one poll).
+	Fingerprint area_fingerprint(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end);
+	// Reads an area's present pages into area_bytes_ / area_slots_ and fingerprints them; false when
+	// the area has more than kMaxBufferedArea bytes present (it is then scanned from the guest).
+	bool buffer_area(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end, Fingerprint &out);
 
 	std::shared_ptr<System> system_;
 	uint32_t kinds_;
@@ -135,6 +194,37 @@ private:
 	bool have_state_ = false;
 	WatchState state_;
 	WatchState next_;
+	WatchStats stats_;
+	FingerprintKey key_ = FingerprintKey::random();
+	// Per poll: the digest (attestation) and fingerprint (YARA) of each guest-physical frame read.
+	std::unordered_map<uint64_t, Sha256Digest> frame_digests_;
+	std::unordered_map<uint64_t, Fingerprint> frame_fingerprints_;
+	// Digests by frame across polls: a frame whose bytes did not change is not hashed again.
+	PageDigestCache page_digests_;
+	// YARA matches by area contents (fingerprint and number of pages), relative to the area's start:
+	// those of this poll's areas (next) and of the last poll's (last).
+	struct RelativeHit {
+		std::string rule;
+		uint64_t offset = 0;
+		uint64_t length = 0;
+	};
+	struct ContentKey {
+		Fingerprint fingerprint;
+		uint64_t pages = 0;
+		bool operator==(const ContentKey &) const = default;
+	};
+	struct ContentKeyHash {
+		size_t operator()(const ContentKey &key) const noexcept
+		{
+			return static_cast<size_t>(key.fingerprint.lo ^ (key.pages * 0x9e3779b97f4a7c15u));
+		}
+	};
+	using YaraCache = std::unordered_map<ContentKey, std::vector<RelativeHit>, ContentKeyHash>;
+	YaraCache yara_last_;
+	YaraCache yara_next_;
+	std::vector<uint64_t> frames_;
+	std::vector<uint8_t> area_bytes_;
+	std::vector<uint32_t> area_slots_; // per page of the area: its offset in area_bytes_ / 4096, or kAbsent
 	// Buffers reused from poll to poll.
 	std::vector<Process> processes_;
 	std::vector<Module> modules_;

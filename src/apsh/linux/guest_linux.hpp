@@ -35,6 +35,8 @@ public:
 	Status injections(const Process &process, std::vector<Injection> &out) override;
 	Status containers(std::vector<Container> &out) override;
 	bool read_user_page(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out) override;
+	bool user_page_frames(const Process &process, uint64_t page_va, std::span<uint64_t> physical) override;
+	bool read_frame(uint64_t physical, std::span<uint8_t, 4096> out) override;
 	bool read_user_page_physical(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out,
 				     uint64_t &physical) override;
 	size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) override;

@@ -444,6 +444,26 @@ bool GuestLinux::read_user_page_physical(const Process &process, uint64_t page_v
 	return true;
 }
 
+bool GuestLinux::user_page_frames(const Process &process, uint64_t page_va, std::span<uint64_t> physical)
+{
+	std::lock_guard lock(mutex_);
+	std::fill(physical.begin(), physical.end(), kNoPhysicalAddress);
+	uint64_t mm;
+	if ((page_va & page_mask) || !task_mm(process, mm).ok() || mm == 0)
+		return true; // no user memory: nothing present
+	const paging::AddressSpace *space = scan_space(mm);
+	if (space)
+		space->translate_pages(page_va, physical);
+	static_assert(paging::AddressSpace::kNoPage == kNoPhysicalAddress);
+	return true;
+}
+
+bool GuestLinux::read_frame(uint64_t physical, std::span<uint8_t, 4096> out)
+{
+	std::lock_guard lock(mutex_);
+	return (physical & page_mask) == 0 && memory_->read(physical, out);
+}
+
 size_t GuestLinux::read_user(const Process &process, uint64_t va, std::span<uint8_t> out)
 {
 	std::lock_guard lock(mutex_);

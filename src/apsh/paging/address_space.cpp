@@ -62,6 +62,51 @@ std::optional<uint64_t> AddressSpace::translate(uint64_t va) const
 	return pa;
 }
 
+void AddressSpace::translate_pages(uint64_t va, std::span<uint64_t> out) const
+{
+	// The 2 MiB region whose last-level table (or large page) is loaded.
+	uint64_t region = 1; // an odd value never matches va >> 21
+	enum class Kind { absent, large, table } kind = Kind::absent;
+	uint64_t large_base = 0, large_mask = 0;
+	std::array<uint64_t, 512> entries;
+	for (size_t i = 0; i < out.size(); ++i) {
+		const uint64_t page = va + i * page_size;
+		out[i] = kNoPage;
+		if (page < va || !is_canonical(page))
+			continue;
+		if ((page >> 21) << 1 != region) {
+			region = (page >> 21) << 1;
+			kind = Kind::absent;
+			uint64_t table = top_table_;
+			for (int level = levels_; level >= 2; level--) {
+				const int shift = 12 + 9 * (level - 1);
+				auto entry = memory_.read_value<uint64_t>(table + ((page >> shift) & 0x1ff) * 8);
+				if (!entry || !(*entry & present_bit))
+					break;
+				if ((level == 3 || level == 2) && (*entry & large_page_bit)) {
+					large_mask = (1ull << shift) - 1;
+					large_base = *entry & frame_mask & ~large_mask;
+					kind = Kind::large;
+					break;
+				}
+				table = *entry & frame_mask;
+				if (level == 2)
+					kind = memory_.read(table, {reinterpret_cast<uint8_t *>(entries.data()),
+								    sizeof(entries)})
+						   ? Kind::table
+						   : Kind::absent;
+			}
+		}
+		if (kind == Kind::large) {
+			out[i] = large_base | (page & large_mask);
+		} else if (kind == Kind::table) {
+			const uint64_t entry = entries[(page >> 12) & 0x1ff];
+			if (entry & present_bit)
+				out[i] = entry & frame_mask;
+		}
+	}
+}
+
 size_t AddressSpace::read(uint64_t va, std::span<uint8_t> out) const
 {
 	size_t done = 0;

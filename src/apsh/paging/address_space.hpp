@@ -23,6 +23,11 @@ public:
 
 	// Physical address of va, or nothing when va is non-canonical or not mapped.
 	std::optional<uint64_t> translate(uint64_t va) const;
+	// Translates out.size() consecutive pages from the page-aligned va: out[i] is the physical
+	// address of page i, or kNoPage when it is not mapped. Reads each page table once (not a walk per
+	// page): for callers that translate whole areas.
+	static constexpr uint64_t kNoPage = ~uint64_t{0};
+	void translate_pages(uint64_t va, std::span<uint64_t> out) const;
 	// Copies from va until the first unmapped page; returns the bytes copied.
 	size_t read(uint64_t va, std::span<uint8_t> out) const;
 	bool read_exact(uint64_t va, std::span<uint8_t> out) const { return read(va, out) == out.size(); }

@@ -49,6 +49,30 @@ struct FakeGuest {
 	std::string throw_in;
 	bool throw_bad_alloc = true;
 	int page_reads = 0;
+	// Guest-physical frames (pid, page va) -> address, for readers that give them
+	// (user_page_frames, read_frame); pages of the same frame share their bytes through share().
+	// Empty: the reader cannot tell (LinuxSystem's defaults).
+	std::map<std::pair<uint32_t, uint64_t>, uint64_t> frames;
+	int frame_reads = 0;
+
+	// Gives (pid, va) the frame `physical`, and the bytes of the page already at that frame.
+	void share(uint32_t pid, uint64_t va, uint64_t physical)
+	{
+		for (const auto &[where, frame] : frames)
+			if (frame == physical) {
+				pages[{pid, va}] = pages[where];
+				break;
+			}
+		frames[{pid, va}] = physical;
+	}
+	// Writes into every page mapping the frame of (pid, va), as a write to the frame would.
+	void put_frame_bytes(uint32_t pid, uint64_t va, const void *data, size_t size)
+	{
+		const uint64_t physical = frames.at({pid, va & ~uint64_t{4095}});
+		for (const auto &[where, frame] : frames)
+			if (frame == physical)
+				put_bytes(where.first, where.second + (va & 4095), data, size);
+	}
 
 	void put_bytes(uint32_t pid, uint64_t va, const void *data, size_t size)
 	{
@@ -132,6 +156,30 @@ public:
 			return false;
 		std::memcpy(out.data(), it->second.data(), 4096);
 		return true;
+	}
+	bool user_page_frames(const Process &p, uint64_t page_va, std::span<uint64_t> physical) override
+	{
+		if (guest_->frames.empty())
+			return false;
+		for (size_t i = 0; i < physical.size(); ++i) {
+			auto it = guest_->frames.find({p.pid, page_va + i * 4096});
+			physical[i] = it == guest_->frames.end() || guest_->pages.count(it->first) == 0
+					  ? kNoPhysicalAddress
+					  : it->second;
+		}
+		return true;
+	}
+	bool read_frame(uint64_t physical, std::span<uint8_t, 4096> out) override
+	{
+		for (const auto &[where, frame] : guest_->frames) {
+			auto page = guest_->pages.find(where);
+			if (frame != physical || page == guest_->pages.end())
+				continue;
+			++guest_->frame_reads;
+			std::memcpy(out.data(), page->second.data(), 4096);
+			return true;
+		}
+		return false;
 	}
 	size_t read_user(const Process &p, uint64_t va, std::span<uint8_t> out) override
 	{

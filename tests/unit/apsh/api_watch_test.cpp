@@ -3,6 +3,7 @@
 #include "api_fixture.hpp"
 
 #include "apsh/api/exec_hash.hpp"
+#include "apsh/api/objects.hpp"
 #include "apsh/api/watch.hpp"
 
 #include <softdpu/apsh.h>
@@ -473,6 +474,190 @@ TEST_F(ApshWatch, NewYaraMatches)
 	EXPECT_EQ(events.texts[0], "watch_marker");
 	EXPECT_EQ(events.addresses[0], 0x601000u);
 	EXPECT_TRUE(poll_ok().types.empty());
+}
+
+// ---- The incremental refresh ----
+
+TEST(WatchFingerprint, PagesAndAreas)
+{
+	const FingerprintKey key = FingerprintKey::random();
+	std::array<uint8_t, kPageSize> page{};
+	const Fingerprint zero = page_fingerprint(page, key);
+	EXPECT_EQ(page_fingerprint(page, key), zero);
+	page[4095] = 1;
+	const Fingerprint last_byte = page_fingerprint(page, key);
+	EXPECT_NE(last_byte, zero);
+	page[4095] = 0;
+	page[0] = 1;
+	EXPECT_NE(page_fingerprint(page, key), zero);
+	EXPECT_NE(page_fingerprint(page, key), last_byte);
+	// Another key, other fingerprints.
+	FingerprintKey other = key;
+	other.k1 ^= 1;
+	EXPECT_NE(page_fingerprint(page, other), page_fingerprint(page, key));
+
+	// An area: the pages in order, present or not.
+	auto area = [&](std::initializer_list<int> pages) {
+		AreaFingerprint fingerprint(key);
+		for (int kind : pages) {
+			if (kind == 0)
+				fingerprint.add_absent();
+			else
+				fingerprint.add_present(kind == 1 ? zero : last_byte);
+		}
+		return fingerprint.value();
+	};
+	EXPECT_EQ(area({1, 2, 0}), area({1, 2, 0}));
+	EXPECT_NE(area({1, 2, 0}), area({2, 1, 0}));
+	EXPECT_NE(area({1, 0, 2}), area({1, 2, 0}));
+	EXPECT_NE(area({1, 2}), area({1, 2, 0}));
+	EXPECT_NE(area({0}), area({1}));
+	EXPECT_NE(area({}), area({0}));
+}
+
+// A second process with the same memory as pid 42 (sample_guest), its pages on the same frames.
+class WatchIncremental : public ApshApi {
+protected:
+	void SetUp() override
+	{
+		ApshApi::SetUp();
+		Process twin = guest_->processes[1];
+		twin.pid = 43;
+		twin.task = 0xffff888000400000;
+		twin.comm = "twin_app";
+		guest_->processes.push_back(twin);
+		for (MemoryArea area : guest_->areas[42]) {
+			area.pid = 43;
+			guest_->areas[43].push_back(area);
+		}
+		// pid 42's heap: three pages, the middle one absent; text: two pages.
+		std::vector<uint8_t> bytes(4096);
+		for (uint64_t va : {0x400000, 0x401000, 0x600000, 0x602000}) {
+			for (size_t i = 0; i < bytes.size(); ++i)
+				bytes[i] = static_cast<uint8_t>(i * 13 + va / 4096);
+			guest_->put_bytes(42, va, bytes.data(), bytes.size());
+			guest_->frames[{42, va}] = 0x100000 + va / 16;
+			guest_->share(43, va, 0x100000 + va / 16);
+		}
+	}
+
+	void TearDown() override
+	{
+		watch_.reset();
+		ApshApi::TearDown();
+	}
+
+	void watch(uint32_t kinds)
+	{
+		start();
+		watch_ = std::make_unique<Watch>(system_->system, kinds);
+	}
+
+	std::vector<WatchEvent> poll()
+	{
+		std::vector<WatchEvent> events;
+		EXPECT_TRUE(watch_->poll(events).ok());
+		return events;
+	}
+
+	std::unique_ptr<Watch> watch_;
+};
+
+TEST_F(WatchIncremental, YaraScansAreaContentsOncePerChange)
+{
+	std::shared_ptr<YaraRules> rules;
+	ASSERT_TRUE(YaraRules::compile("rule inc_marker { strings: $a = \"INC_MARKER_42\" condition: $a }", "test",
+				       false, rules)
+			.ok());
+	watch(SOFTDPU_APSH_WATCH_KIND_YARA);
+	watch_->set_yara(rules, {}, DOCA_APSH_YARA_SCAN_VMA);
+	EXPECT_TRUE(poll().empty());
+	// Each process has three areas (text, heap, rwx with no page); pid 43's are pid 42's contents.
+	EXPECT_EQ(watch_->stats().yara_areas_scanned, 3u);
+	EXPECT_EQ(watch_->stats().yara_areas_reused, 3u);
+	// Four frames, each read once to fingerprint it (the areas scanned are read again for the scan).
+	EXPECT_EQ(watch_->stats().frames_read, 4u);
+	EXPECT_EQ(watch_->stats().frames_reused, 4u);
+
+	// Nothing changed: nothing scanned, each frame read once.
+	EXPECT_TRUE(poll().empty());
+	EXPECT_EQ(watch_->stats().yara_areas_scanned, 3u);
+	EXPECT_EQ(watch_->stats().yara_areas_reused, 9u);
+	EXPECT_EQ(watch_->stats().frames_read, 8u);
+
+	// The marker in the heap's last page, for pid 42 only (pid 43's page leaves the frame, as a
+	// copy-on-write does).
+	guest_->frames[{43, 0x602000}] = 0x900000;
+	const char marker[] = "INC_MARKER_42";
+	guest_->put_bytes(42, 0x602100, marker, sizeof(marker) - 1);
+	std::vector<WatchEvent> events = poll();
+	ASSERT_EQ(events.size(), 1u);
+	EXPECT_EQ(events[0].type, SOFTDPU_APSH_WATCH_YARA_MATCH);
+	EXPECT_EQ(events[0].pid, 42u);
+	EXPECT_EQ(events[0].name, "inc_marker");
+	EXPECT_EQ(events[0].address, 0x602000u);
+	EXPECT_EQ(watch_->stats().yara_areas_scanned, 4u); // pid 42's heap only
+	EXPECT_TRUE(poll().empty());
+	EXPECT_EQ(watch_->stats().yara_areas_scanned, 4u);
+
+	// pid 43's page gets the same bytes: the contents were scanned, the match is reused.
+	guest_->pages[{43, 0x602000}] = guest_->pages[{42, 0x602000}];
+	events = poll();
+	ASSERT_EQ(events.size(), 1u);
+	EXPECT_EQ(events[0].pid, 43u);
+	EXPECT_EQ(events[0].address, 0x602000u);
+	EXPECT_EQ(watch_->stats().yara_areas_scanned, 4u);
+
+	// A marker across the heap's first two pages (the second one is absent): no match; once the
+	// page is present, the area is scanned again, the window that holds the marker matches.
+	guest_->put_bytes(42, 0x600ff8, marker, 8);
+	guest_->pages.erase({42, 0x601000});
+	EXPECT_TRUE(poll().empty());
+	const size_t scanned = watch_->stats().yara_areas_scanned;
+	guest_->put_bytes(42, 0x601000, marker + 8, sizeof(marker) - 1 - 8);
+	guest_->frames[{42, 0x601000}] = 0xa00000;
+	events = poll();
+	EXPECT_EQ(watch_->stats().yara_areas_scanned, scanned + 1);
+	const WindowSettings window = system_->system->settings().window;
+	const bool whole = window.size > 4096 || window.step != 4096;
+	// With 4 KiB windows on a 4 KiB grid no window holds the whole marker.
+	ASSERT_EQ(events.size(), whole ? 1u : 0u) << window.size << "/" << window.step;
+}
+
+TEST_F(WatchIncremental, AttestationReadsEachFrameOncePerPoll)
+{
+	ExecHashFile file;
+	file.path = "/bin/marker_app";
+	file.size = 8192;
+	file.elf = false;
+	std::array<uint8_t, kPageSize> page;
+	for (uint64_t offset : {0u, 4096u}) {
+		std::memcpy(page.data(), guest_->pages[{42, 0x400000 + offset}].data(), page.size());
+		file.pages[offset] = hash_page(page);
+	}
+	ExecHashMap map;
+	map.files.push_back(file);
+	TempFile map_file(format_exec_hash_map(map));
+	watch(SOFTDPU_APSH_WATCH_KIND_ATTESTATION);
+	ASSERT_TRUE(watch_->set_hash_map(map_file.path()).ok());
+	EXPECT_TRUE(poll().empty());
+	EXPECT_EQ(watch_->stats().frames_read, 2u); // two text frames, shared by both processes
+	EXPECT_EQ(watch_->stats().frames_reused, 2u);
+	EXPECT_TRUE(poll().empty());
+	EXPECT_EQ(watch_->stats().frames_read, 4u);
+
+	// A write to the shared frame itself (same frame, other bytes): both processes fail.
+	const uint8_t patch = 0xcc;
+	guest_->put_frame_bytes(42, 0x401010, &patch, 1);
+	std::vector<WatchEvent> events = poll();
+	ASSERT_EQ(events.size(), 2u);
+	EXPECT_EQ(events[0].type, SOFTDPU_APSH_WATCH_ATTESTATION_FAILURE);
+	EXPECT_EQ(events[0].pid, 42u);
+	EXPECT_EQ(events[1].pid, 43u);
+	EXPECT_EQ(events[1].address, 0x400000u);
+	EXPECT_EQ(events[1].matching_pages, 1u);
+	EXPECT_EQ(events[1].pages_present, 2u);
+	EXPECT_TRUE(poll().empty());
 }
 
 } // namespace

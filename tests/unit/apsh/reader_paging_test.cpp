@@ -77,6 +77,40 @@ TEST_P(ReaderPaging, RejectsNonCanonicalAddresses)
 	EXPECT_FALSE(space.translate(0x8000000000000000ull).has_value());
 }
 
+TEST_P(ReaderPaging, TranslatePagesAgreesWithTranslate)
+{
+	int levels = GetParam();
+	PagedMemory guest(8 * mib, levels);
+	// 4 KiB pages on both sides of a 2 MiB boundary with holes, then a 2 MiB page, then nothing.
+	const uint64_t base = 0x00007f0000000000ull;
+	guest.map(base + 0x1fd000, 0x3000);
+	guest.map(base + 0x1ff000, 0x7000);
+	guest.map(base + 0x200000, 0x8000);
+	guest.map(base + 0x202000, 0x9000);
+	guest.map(base + 0x400000, 0x400000, 2);
+	auto memory = over(guest.bytes());
+	AddressSpace space(*memory, guest.top(), levels);
+	const uint64_t start = base + 0x1fc000;
+	std::vector<uint64_t> frames(0x808000 / 4096);
+	space.translate_pages(start, frames);
+	size_t present = 0;
+	for (size_t i = 0; i < frames.size(); ++i) {
+		const auto expected = space.translate(start + i * 4096);
+		EXPECT_EQ(frames[i], expected.value_or(AddressSpace::kNoPage)) << "page " << i;
+		present += expected.has_value();
+	}
+	EXPECT_EQ(present, 4u + 512u);
+	EXPECT_EQ(frames[1], 0x3000u);
+	EXPECT_EQ(frames[2], AddressSpace::kNoPage);
+	EXPECT_EQ(frames[0x204 + 0x10], 0x410000u);
+
+	// Pages past the top of the address space or outside the canonical halves are not present.
+	std::vector<uint64_t> top(4);
+	space.translate_pages(0xffffffffffffe000ull, top);
+	for (uint64_t frame : top)
+		EXPECT_EQ(frame, AddressSpace::kNoPage);
+}
+
 INSTANTIATE_TEST_SUITE_P(Levels, ReaderPaging, ::testing::Values(4, 5));
 
 TEST(ReaderPagingGarbage, TablesPointingOutsideRamFailCleanly)
