@@ -87,6 +87,7 @@ struct Options {
 	std::optional<uint32_t> window_size, window_step;
 	// watch
 	std::optional<std::string> interval_text, events_text, count_text, duration_text;
+	bool heartbeat = false;
 	WatchSettings watch;
 };
 
@@ -187,16 +188,19 @@ void declare_options(CLI::App &apsh, Options &options)
 	apsh.add_option("--duration", options.duration_text, "stop after SECONDS (decimals allowed)")
 	    ->type_name("SECONDS")
 	    ->group(watch);
+	apsh.add_flag("--heartbeat", options.heartbeat,
+		      "a \"refresh\" line after every refresh (when it started and ended), changes or not")
+	    ->group(watch);
 }
 
 // The options of watch (validate's part).
 void validate_watch(Options &options)
 {
-	const bool watch_options =
-	    options.interval_text || options.events_text || options.count_text || options.duration_text;
+	const bool watch_options = options.interval_text || options.events_text || options.count_text ||
+				   options.duration_text || options.heartbeat;
 	if (options.query != "watch") {
 		if (watch_options)
-			fail_usage("--interval, --events, --count and --duration only go with watch");
+			fail_usage("--interval, --events, --count, --duration and --heartbeat only go with watch");
 		return;
 	}
 	if (options.output_text || options.json)
@@ -206,6 +210,7 @@ void validate_watch(Options &options)
 	if (options.consistent)
 		fail_usage("--consistent does not apply to watch");
 	WatchSettings &watch = options.watch;
+	watch.heartbeat = options.heartbeat;
 	if (options.interval_text) {
 		watch.interval_ms = parse_number<uint32_t>("--interval", *options.interval_text);
 		if (watch.interval_ms < 100)

@@ -337,10 +337,18 @@ int run_watch(doca_apsh_system *system, const WatchSettings &settings)
 		}
 		if (stop_signal != 0)
 			break;
+		const uint64_t refresh_started_ns = realtime_ns();
 		status = softdpu_apsh_watch_poll(handle.watch, print_event, nullptr, nullptr);
 		if (status != DOCA_SUCCESS)
 			return error_event("cannot read the guest: " + error_name(status) + ": " + sdk_reasons());
 		sdk_messages().clear();
+		if (settings.heartbeat) {
+			// After the refresh's events: a reader knows which refresh saw each change.
+			Json beat = header("refresh", realtime_ns());
+			beat["refresh"] = refreshes + 1;
+			beat["started_ns"] = refresh_started_ns;
+			print(beat);
+		}
 		std::fflush(stdout);
 		// A poll longer than the interval: the next one starts at once, then the beat resumes.
 		next += interval;

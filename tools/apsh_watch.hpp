@@ -16,6 +16,7 @@ struct WatchSettings {
 	uint32_t kinds = SOFTDPU_APSH_WATCH_KIND_DEFAULT;
 	std::optional<uint64_t> count;       // refreshes after the baseline, then stop
 	std::optional<uint64_t> duration_ms; // then stop
+	bool heartbeat = false;              // a "refresh" line after every refresh
 	std::string hash_map;
 	std::vector<doca_apsh_yara_rule> rules; // built-in rules (empty: all three)
 	std::string user_rules;                 // a file of user rules instead
