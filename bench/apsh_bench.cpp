@@ -160,6 +160,19 @@ void report_memory(benchmark::State &state)
 	state.counters["rss_anon_MiB"] = status_mib("RssAnon:");
 }
 
+// The benchmark's source (its argument) selected and a system started on it; false (the benchmark
+// skipped with the reason) when either fails.
+bool start_on_source(benchmark::State &state, System &system)
+{
+	if (!select_source(state, static_cast<int>(state.range(0))))
+		return false;
+	if (doca_error_t status = system.start(); status != DOCA_SUCCESS) {
+		state.SkipWithError(doca_error_get_descr(status));
+		return false;
+	}
+	return true;
+}
+
 // Zero-config system start plus the full process list, from nothing (every iteration opens the
 // image, finds the kernel, decodes kallsyms and BTF, walks the task list).
 void BM_StartAndProcessList(benchmark::State &state)
@@ -187,13 +200,9 @@ void BM_StartAndProcessList(benchmark::State &state)
 // of every process.
 void BM_FullSweep(benchmark::State &state)
 {
-	if (!select_source(state, static_cast<int>(state.range(0))))
-		return;
 	System system;
-	if (doca_error_t status = system.start(); status != DOCA_SUCCESS) {
-		state.SkipWithError(doca_error_get_descr(status));
+	if (!start_on_source(state, system))
 		return;
-	}
 	int processes = 0;
 	int64_t threads = 0, vads = 0, libs = 0;
 	for (auto _ : state) {
@@ -233,13 +242,9 @@ void BM_FullSweep(benchmark::State &state)
 // The process list alone, on a started system.
 void BM_ProcessList(benchmark::State &state)
 {
-	if (!select_source(state, static_cast<int>(state.range(0))))
-		return;
 	System system;
-	if (doca_error_t status = system.start(); status != DOCA_SUCCESS) {
-		state.SkipWithError(doca_error_get_descr(status));
+	if (!start_on_source(state, system))
 		return;
-	}
 	int processes = 0;
 	for (auto _ : state) {
 		doca_apsh_process **list = nullptr;
@@ -263,13 +268,9 @@ void BM_AttestAll(benchmark::State &state)
 		state.SkipWithError("set SOFTDPU_GUEST_HASH_MAP to a softdpu-exec-hash-build-map output for the guest");
 		return;
 	}
-	if (!select_source(state, static_cast<int>(state.range(0))))
-		return;
 	System system;
-	if (doca_error_t status = system.start(); status != DOCA_SUCCESS) {
-		state.SkipWithError(doca_error_get_descr(status));
+	if (!start_on_source(state, system))
 		return;
-	}
 	int processes = 0;
 	int64_t areas = 0, matching = 0;
 	for (auto _ : state) {
@@ -302,13 +303,9 @@ void BM_AttestAll(benchmark::State &state)
 // started system.
 void BM_YaraAll(benchmark::State &state)
 {
-	if (!select_source(state, static_cast<int>(state.range(0))))
-		return;
 	System system;
-	if (doca_error_t status = system.start(); status != DOCA_SUCCESS) {
-		state.SkipWithError(doca_error_get_descr(status));
+	if (!start_on_source(state, system))
 		return;
-	}
 	doca_apsh_yara_rule rules[] = {DOCA_APSH_YARA_RULE_HELLO_WORLD, DOCA_APSH_YARA_RULE_REFLECTIVE_DLL_INJECTION,
 				       DOCA_APSH_YARA_RULE_MIMIKATZ};
 	int processes = 0;
