@@ -367,10 +367,14 @@ Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEven
 	std::array<uint8_t, kPageSize> page;
 	uint32_t attested = 0;
 	for (const MemoryArea &area : areas_) {
-		if (!(area.protection & 4) || area.end <= area.start || area.file_path.empty())
+		// The same areas as doca_apsh_attestation_get: every executable one counts against the
+		// limit, anonymous ones included (they have nothing to compare with).
+		if (!(area.protection & 4) || area.end <= area.start)
 			continue;
 		if (attested++ >= system_->settings().hashtest_limit)
 			break;
+		if (area.file_path.empty())
+			continue;
 		const ExecHashFile *file = hash_map_->find(area.file_path);
 		if (file == nullptr)
 			continue;
