@@ -79,7 +79,9 @@ static int parse_endpoint(const char *text, struct endpoint *e)
 	memset(e, 0, sizeof(*e));
 	const int n = sscanf(text, "%63[^:]:%63[^:]:%63s", a, b, c);
 	if (n == 3) {
-		snprintf(e->side, sizeof(e->side), "%s", a);
+		if (strlen(a) >= sizeof(e->side))
+			return -1; /* not "host" or "dpu" */
+		memcpy(e->side, a, strlen(a) + 1);
 		snprintf(e->device, sizeof(e->device), "%s", b);
 		e->gid_index = (unsigned)atoi(c);
 	} else if (n == 2) {
