@@ -414,6 +414,9 @@ TEST_F(ApshScan, YaraErrors)
 	guest_->fail = {};
 	softdpu::apsh::api::testing::fail_next_allocations(1);
 	EXPECT_EQ(doca_apsh_yara_get(app, rules, 1, DOCA_APSH_YARA_SCAN_VMA, &matches, &n), DOCA_ERROR_NO_MEMORY);
+	softdpu::apsh::api::testing::fail_builtin_yara_rules(true); // libyara cannot compile them
+	EXPECT_EQ(doca_apsh_yara_get(app, rules, 1, DOCA_APSH_YARA_SCAN_VMA, &matches, &n), DOCA_ERROR_INITIALIZATION);
+	softdpu::apsh::api::testing::fail_builtin_yara_rules(false);
 	EXPECT_EQ(__doca_apsh_yara_info_get(nullptr, DOCA_APSH_YARA_PID), nullptr);
 }
 
