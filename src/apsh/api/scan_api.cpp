@@ -204,7 +204,8 @@ doca_error_t doca_apsh_attst_refresh(doca_apsh_attestation ***attestation, int *
 
 void doca_apsh_attestation_free(doca_apsh_attestation **attestation)
 {
-	api_barrier_void(__func__, [&] { take_snapshot(attestation, __func__); });
+	const char *const function = __func__; // __func__ in the lambda would be "operator()"
+	api_barrier_void(__func__, [&] { take_snapshot(attestation, function); });
 }
 
 const void *__doca_apsh_attst_info_get(doca_apsh_attestation *attestation, enum doca_apsh_attestation_attr attr)
@@ -267,7 +268,8 @@ doca_error_t doca_apsh_yara_get(doca_apsh_process *process, enum doca_apsh_yara_
 
 void doca_apsh_yara_free(doca_apsh_yara **yara_matches)
 {
-	api_barrier_void(__func__, [&] { take_snapshot(yara_matches, __func__); });
+	const char *const function = __func__; // __func__ in the lambda would be "operator()"
+	api_barrier_void(__func__, [&] { take_snapshot(yara_matches, function); });
 }
 
 const void *__doca_apsh_yara_info_get(doca_apsh_yara *yara, enum doca_apsh_yara_attr attr)
