@@ -620,6 +620,8 @@ struct ProcessLoop {
 // attest's verdict on one executable area: "ok" when every page of it in memory matches the hash
 // map, "modified" when some page in memory does not (it differs from the file, or the map has no
 // hash for it), "not-checked" when nothing could be compared; the reason says which and why.
+// "modified" is the library's AreaAttestation::modified (the watch's attestation failure) read
+// from the DOCA attributes.
 struct AttestationVerdict {
 	const char *verdict;
 	std::string reason;

@@ -1,6 +1,7 @@
 // Out of memory: every allocation a creating or starting call makes is failed in turn. Each failed
 // run must report DOCA_ERROR_NO_MEMORY, free whatever it had taken and leave the object usable.
 #include "support/alloc_counter.h"
+#include "unit/apsh/api_fixture.hpp"
 #include "unit/core/mem/mem_fixture.hpp"
 #include "unit/sync_event/sync_event_support.hpp"
 
@@ -13,6 +14,7 @@
 #include <doca_mmap.h>
 #include <doca_pe.h>
 #include <doca_sync_event.h>
+#include <softdpu/apsh.h>
 
 #include <gtest/gtest.h>
 
@@ -21,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <utility>
 
 namespace {
 
@@ -192,6 +195,44 @@ TEST_F(NoMemorySyncEvent, CreateAndContextStart)
 		      },
 		      [&] { stop_ctx(); }),
 		  1u);
+}
+
+// softdpu_apsh_watch_*: each allocation of creating a watch and of setting what it compares with.
+class NoMemoryApshWatch : public apsh_test::ApshApi {};
+
+TEST_F(NoMemoryApshWatch, CreateAndSetUp)
+{
+	start();
+	softdpu_apsh_watch *watch = nullptr;
+	EXPECT_GE(fail_each_allocation(
+		      [&] {
+			      return creating(watch, [&] {
+				      return softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_ALL, &watch);
+			      });
+		      },
+		      [&] { softdpu_apsh_watch_destroy(std::exchange(watch, nullptr)); }),
+		  1u);
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_ALL, &watch), DOCA_SUCCESS);
+	apsh_test::TempFile map(R"({"format": "softdpu-exec-hash-map", "version": 1, "page_size": 4096,
+		"hash": "sha256", "files": [{"path": "/bin/marker_app", "size": 4096, "elf": false,
+		"pages": [{"offset": 0, "sha256": "ad7facb2586fc6e966c004d7d1d16b024f5805ff7cb47c7a85dabd8b48892ca7"}]}]})");
+	EXPECT_GE(
+	    fail_each_allocation([&] { return softdpu_apsh_watch_set_hash_map(watch, map.path()); }, kNothingToUndo),
+	    1u);
+	const doca_apsh_yara_rule rule = DOCA_APSH_YARA_RULE_HELLO_WORLD;
+	EXPECT_GE(fail_each_allocation(
+		      [&] { return softdpu_apsh_watch_set_yara_rules(watch, &rule, 1, DOCA_APSH_YARA_SCAN_VMA); },
+		      kNothingToUndo),
+		  1u);
+	doca_apsh_user_yara_rules *rules = nullptr;
+	ASSERT_EQ(doca_apsh_user_yara_rules_create_from_string("rule r { condition: true }", &rules), DOCA_SUCCESS);
+	// The watch shares the compiled rules: nothing is allocated, so nothing can run out.
+	EXPECT_EQ(fail_each_allocation(
+		      [&] { return softdpu_apsh_watch_set_user_yara_rules(watch, rules, DOCA_APSH_YARA_SCAN_VMA); },
+		      kNothingToUndo),
+		  0u);
+	doca_apsh_user_yara_rules_destroy(rules);
+	softdpu_apsh_watch_destroy(watch);
 }
 
 } // namespace

@@ -23,6 +23,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -252,14 +253,51 @@ std::string initramfs_root(const fs::path &snapshot)
 	return GuestRunDir(snapshot).value("INITRAMFS_ROOT");
 }
 
+// The CLI picks its device and memory source from these; only --memory may choose in these tests.
+void use_cli_environment()
+{
+	::setenv("SOFTDPU_SIDE", "dpu", 1);
+	::unsetenv("SOFTDPU_TOPOLOGY");
+	::unsetenv("SOFTDPU_APSH_MEMORY");
+}
+
+// A suite over a running test guest (tests/guest fixture start-vm) whose run dir (ground-truth.txt,
+// qemu.pid, guest.env) the variable RunEnv names; ctest's fixture Fixture sets it. Without it the
+// suite's tests skip.
+template <const char *RunEnv, const char *Fixture> class RunningGuestTest : public ::testing::Test {
+protected:
+	// Reads the guest's ground truth into truth_ and gives its run dir; nothing when RunEnv names
+	// no running guest.
+	static std::optional<GuestRunDir> load_guest()
+	{
+		use_cli_environment();
+		const char *dir = std::getenv(RunEnv);
+		if (dir == nullptr || !fs::exists(fs::path(dir) / "qemu.pid"))
+			return std::nullopt;
+		run_dir_ = dir;
+		truth_ = std::make_unique<GroundTruth>(GroundTruth::load((run_dir_ / "ground-truth.txt").string()));
+		return GuestRunDir(run_dir_);
+	}
+	static void TearDownTestSuite() { truth_.reset(); }
+
+	void SetUp() override
+	{
+		if (!truth_)
+			GTEST_SKIP() << RunEnv << " names no running guest (ctest's " << Fixture << " fixture sets it)";
+		check_guest();
+	}
+	// What the suite needs of its guest (assertions).
+	virtual void check_guest() {}
+
+	static inline fs::path run_dir_;
+	static inline std::unique_ptr<GroundTruth> truth_;
+};
+
 class ApshCliGuest : public ::testing::Test {
 protected:
 	static void SetUpTestSuite()
 	{
-		// The CLI picks its device and memory source from these; only --memory may choose here.
-		::setenv("SOFTDPU_SIDE", "dpu", 1);
-		::unsetenv("SOFTDPU_TOPOLOGY");
-		::unsetenv("SOFTDPU_APSH_MEMORY");
+		use_cli_environment();
 		const char *dir = std::getenv("SOFTDPU_GUEST_SNAPSHOT");
 		if (dir == nullptr || !fs::exists(fs::path(dir) / "memory.raw"))
 			return;
@@ -276,6 +314,17 @@ protected:
 	}
 
 	static std::string raw() { return "raw:" + (snapshot_ / "memory.raw").string(); }
+
+	// The hash map of the guest's files: softdpu-exec-hash-build-map over the initramfs tree `root`
+	// (bin, lib, lib64), into a temporary file named after `name`.
+	static fs::path hash_guest_files(const std::string &root, const std::string &name)
+	{
+		const fs::path map = fs::temp_directory_path() / (name + "." + std::to_string(::getpid()) + ".json");
+		const Result built = run(SOFTDPU_EXEC_HASH_TOOL, {"-o", map.string(), "--root", root, root + "/bin",
+								  root + "/lib", root + "/lib64"});
+		EXPECT_EQ(built.status, 0) << built.err;
+		return map;
+	}
 
 	static uint32_t pid_of(const std::string &comm)
 	{
@@ -541,10 +590,8 @@ TEST_F(ApshCliGuest, AttestationMatchesTheGuestFiles)
 	const std::string root = initramfs_root(snapshot_);
 	if (root.empty() || !fs::exists(root + "/bin"))
 		GTEST_SKIP() << "guest.env names no initramfs tree";
-	const fs::path map = fs::temp_directory_path() / ("apsh_cli_hash." + std::to_string(::getpid()) + ".json");
-	const Result built = run(SOFTDPU_EXEC_HASH_TOOL,
-				 {"-o", map.string(), "--root", root, root + "/bin", root + "/lib", root + "/lib64"});
-	ASSERT_EQ(built.status, 0) << built.err;
+	const fs::path map = hash_guest_files(root, "apsh_cli_hash");
+	ASSERT_FALSE(HasFailure());
 	const auto *target = truth_->target("apsh_target");
 	ASSERT_NE(target, nullptr);
 	const Json areas =
@@ -774,10 +821,8 @@ TEST_F(ApshCliGuest, AttestVerdictInEveryFormat)
 	const std::string root = initramfs_root(snapshot_);
 	if (root.empty() || !fs::exists(root + "/bin"))
 		GTEST_SKIP() << "guest.env names no initramfs tree";
-	const fs::path map = fs::temp_directory_path() / ("apsh_cli_verdict." + std::to_string(::getpid()) + ".json");
-	const Result built = run(SOFTDPU_EXEC_HASH_TOOL,
-				 {"-o", map.string(), "--root", root, root + "/bin", root + "/lib", root + "/lib64"});
-	ASSERT_EQ(built.status, 0) << built.err;
+	const fs::path map = hash_guest_files(root, "apsh_cli_verdict");
+	ASSERT_FALSE(HasFailure());
 	const OrderedJson rows = expect_formats_agree(
 	    {"attest", "--memory", raw(), "--hash-map", map.string(), "--pid", std::to_string(pid_of("apsh_target"))});
 	fs::remove(map);
@@ -1043,37 +1088,27 @@ void expect_stable_processes(const GroundTruth &truth, const std::map<uint32_t, 
 // App Shield reads it through the QEMU process (pid:, qemu-name:). SOFTDPU_GUEST_VM_RUN names its
 // run dir (ground-truth.txt, qemu.pid, guest.env); without it these tests skip.
 
-class ApshCliVm : public ::testing::Test {
+constexpr char kVmRun[] = "SOFTDPU_GUEST_VM_RUN";
+constexpr char kVmFixture[] = "guest_vm";
+
+class ApshCliVm : public RunningGuestTest<kVmRun, kVmFixture> {
 protected:
 	static void SetUpTestSuite()
 	{
-		::setenv("SOFTDPU_SIDE", "dpu", 1);
-		::unsetenv("SOFTDPU_TOPOLOGY");
-		::unsetenv("SOFTDPU_APSH_MEMORY");
-		const char *dir = std::getenv("SOFTDPU_GUEST_VM_RUN");
-		if (dir == nullptr || !fs::exists(fs::path(dir) / "qemu.pid"))
-			return;
-		run_dir_ = dir;
-		truth_ = std::make_unique<GroundTruth>(GroundTruth::load((run_dir_ / "ground-truth.txt").string()));
-		const GuestRunDir run(run_dir_);
-		name_ = run.value("QEMU_NAME");
-		qmp_ = run.value("QMP_SOCKET");
-		ram_file_ = run.value("RAM_FILE");
-		root_ = run.value("INITRAMFS_ROOT");
-		pid_ = run.pid();
+		if (const std::optional<GuestRunDir> run = load_guest()) {
+			name_ = run->value("QEMU_NAME");
+			qmp_ = run->value("QMP_SOCKET");
+			ram_file_ = run->value("RAM_FILE");
+			root_ = run->value("INITRAMFS_ROOT");
+			pid_ = run->pid();
+		}
 	}
-	static void TearDownTestSuite() { truth_.reset(); }
 
-	void SetUp() override
+	void check_guest() override
 	{
-		if (!truth_)
-			GTEST_SKIP()
-			    << "SOFTDPU_GUEST_VM_RUN names no running guest (ctest's guest_vm fixture sets it)";
 		ASSERT_TRUE(ram_file_.empty()) << "the guest must run on anonymous RAM, not " << ram_file_;
 	}
 
-	static inline fs::path run_dir_;
-	static inline std::unique_ptr<GroundTruth> truth_;
 	static inline std::string name_, qmp_, pid_, ram_file_, root_;
 };
 
@@ -1290,35 +1325,26 @@ TEST_F(ApshCliVm, DumpGuestMemoryElfReadsLikeTheProcess)
 // pc machine maps 3 GiB below 4 GiB and 1.5 GiB above), on anonymous RAM. SOFTDPU_GUEST_VM_SPLIT_RUN
 // names its run dir; without it these tests skip.
 
-class ApshCliVmSplit : public ::testing::Test {
+constexpr char kVmSplitRun[] = "SOFTDPU_GUEST_VM_SPLIT_RUN";
+constexpr char kVmSplitFixture[] = "guest_vm_split";
+
+class ApshCliVmSplit : public RunningGuestTest<kVmSplitRun, kVmSplitFixture> {
 protected:
 	static void SetUpTestSuite()
 	{
-		::setenv("SOFTDPU_SIDE", "dpu", 1);
-		::unsetenv("SOFTDPU_TOPOLOGY");
-		::unsetenv("SOFTDPU_APSH_MEMORY");
-		const char *dir = std::getenv("SOFTDPU_GUEST_VM_SPLIT_RUN");
-		if (dir == nullptr || !fs::exists(fs::path(dir) / "qemu.pid"))
-			return;
-		run_dir_ = dir;
-		truth_ = std::make_unique<GroundTruth>(GroundTruth::load((run_dir_ / "ground-truth.txt").string()));
-		const GuestRunDir run(run_dir_);
-		qmp_ = run.value("QMP_SOCKET");
-		if (const std::string mem = run.value("MEM_MIB"); !mem.empty())
-			mem_mib_ = std::stoull(mem);
-		pid_ = run.pid();
+		if (const std::optional<GuestRunDir> run = load_guest()) {
+			qmp_ = run->value("QMP_SOCKET");
+			if (const std::string mem = run->value("MEM_MIB"); !mem.empty())
+				mem_mib_ = std::stoull(mem);
+			pid_ = run->pid();
+		}
 	}
-	static void TearDownTestSuite() { truth_.reset(); }
-	void SetUp() override
+
+	void check_guest() override
 	{
-		if (!truth_)
-			GTEST_SKIP() << "SOFTDPU_GUEST_VM_SPLIT_RUN names no running guest (ctest's guest_vm_split "
-					"fixture sets it)";
 		ASSERT_GT(mem_mib_, 3584u) << "the guest must be big enough for pc to split its RAM";
 	}
 
-	static inline fs::path run_dir_;
-	static inline std::unique_ptr<GroundTruth> truth_;
 	static inline std::string qmp_, pid_;
 	static inline uint64_t mem_mib_ = 0;
 };

@@ -7,6 +7,7 @@
 // guest.env).
 #include "apsh/introspection.hpp"
 #include "ground_truth.hpp"
+#include "guest_run_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,16 +24,6 @@ namespace {
 using namespace softdpu::apsh;
 using softdpu::guest::GroundTruth;
 
-std::map<std::string, std::string> guest_env(const std::string &path)
-{
-	std::map<std::string, std::string> out;
-	std::ifstream in(path);
-	for (std::string line; std::getline(in, line);)
-		if (size_t eq = line.find('='); eq != std::string::npos)
-			out[line.substr(0, eq)] = line.substr(eq + 1);
-	return out;
-}
-
 double thread_cpu_seconds()
 {
 	timespec ts{};
@@ -47,10 +38,10 @@ protected:
 		const char *snapshot = std::getenv("SOFTDPU_GUEST_SNAPSHOT");
 		if (snapshot == nullptr)
 			return;
-		auto env = guest_env(std::string(snapshot) + "/guest.env");
-		if (!env.contains("BIG_PROCS"))
+		const std::string big_procs = softdpu::guest::GuestRunDir(snapshot).value("BIG_PROCS");
+		if (big_procs.empty())
 			return;
-		big_procs_ = std::stoul(env["BIG_PROCS"]);
+		big_procs_ = std::stoul(big_procs);
 		truth_ = new GroundTruth(GroundTruth::load(std::string(snapshot) + "/ground-truth.txt"));
 		SourceSpec spec{SourceKind::raw, std::string(snapshot) + "/memory.raw", "", {}};
 		open_status_ = LinuxSystem::open(spec, KernelHints{}, Limits{}, system_);

@@ -111,15 +111,22 @@ Status parse_exec_hash_map(std::string_view text, const std::string &name, ExecH
 	if (softdpu::json::nesting_depth(text) > 16)
 		return invalid(name + ": $: document nested too deeply");
 	Json doc = Json::parse(text.begin(), text.end(), nullptr, false);
+	const softdpu::json::DismantledOnExit dismantled(doc); // freed without allocating, out of memory included
 	if (doc.is_discarded())
 		return invalid(name + ": $: invalid JSON (not a hash map written by softdpu-exec-hash-build-map?)");
-	if (!doc.is_object() || doc.value("format", Json()) != "softdpu-exec-hash-map")
+	// Strings are compared as strings: nlohmann's operator== with a const char * builds a JSON
+	// string from it inside a noexcept function (out of memory there ends the process).
+	const auto is_string = [&doc](const char *key, std::string_view value) {
+		const auto it = doc.find(key);
+		return it != doc.end() && it->is_string() && it->get_ref<const std::string &>() == value;
+	};
+	if (!doc.is_object() || !is_string("format", "softdpu-exec-hash-map"))
 		return invalid(name + ": $.format: expected \"softdpu-exec-hash-map\"");
 	if (doc.value("version", Json()) != 1)
 		return invalid(name + ": $.version: expected 1");
 	if (doc.contains("page_size") && doc.at("page_size") != kPageSize)
 		return invalid(name + ": $.page_size: only 4096 is supported");
-	if (doc.contains("hash") && doc.at("hash") != "sha256")
+	if (doc.contains("hash") && !is_string("hash", "sha256"))
 		return invalid(name + ": $.hash: only \"sha256\" is supported");
 	if (!doc.contains("files") || !doc.at("files").is_array())
 		return invalid(name + ": $.files: expected an array");

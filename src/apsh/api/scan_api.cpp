@@ -2,6 +2,7 @@
 #include <doca_apsh.h>
 #include <softdpu/apsh.h>
 
+#include "apsh/api/attestation.hpp"
 #include "apsh/api/config_files.hpp"
 #include "apsh/api/exec_hash.hpp"
 #include "apsh/api/snapshots.hpp"
@@ -10,7 +11,6 @@
 #include "common/sdk_log.hpp"
 
 #include <algorithm>
-#include <array>
 #include <new>
 
 using namespace softdpu::apsh;
@@ -34,45 +34,22 @@ doca_error_t attest(System &state, const Process &process, const ExecHashMap &ma
 			return status.code;
 		return DOCA_ERROR_INITIALIZATION;
 	}
-	uint32_t attested = 0;
-	std::array<uint8_t, kPageSize> page;
-	for (const MemoryArea &area : areas) {
-		if (!(area.protection & 4) || area.end <= area.start)
-			continue; // executable areas only
-		if (attested++ >= state.settings().hashtest_limit)
-			break;
+	std::vector<AreaAttestation> results;
+	AttestationReads reads;
+	Attester(state.page_digests())
+	    .attest(state.guest(), process, areas, map, state.settings().hashtest_limit, true, results, reads);
+	for (const AreaAttestation &result : results) {
 		doca_apsh_attestation &item = snapshot.add();
 		item.pid = process.pid;
 		item.comm = process.comm;
-		item.path = area.file_path;
-		item.protection = protection_string(area.protection);
-		item.start = area.start;
-		item.end = area.end;
-		const ExecHashFile *file = area.file_path.empty() ? nullptr : map.find(area.file_path);
-		item.hash_data_is_present = file != nullptr;
-		const uint64_t pages = (area.end - area.start + kPageSize - 1) / kPageSize;
-		for (uint64_t i = 0; i < pages; ++i) {
-			const uint64_t file_offset = area.offset + i * kPageSize;
-			const Sha256Digest *expected = nullptr;
-			if (file != nullptr) {
-				auto it = file->pages.find(file_offset);
-				if (it != file->pages.end()) {
-					expected = &it->second;
-					++item.pages_number;
-				}
-			}
-			uint64_t physical = 0;
-			if (!state.guest().read_user_page_physical(process, area.start + i * kPageSize, page, physical))
-				continue;
-			++item.pages_present;
-			if (expected == nullptr)
-				continue;
-			const Sha256Digest digest = physical == LinuxSystem::kNoPhysicalAddress
-							? hash_page(page)
-							: state.page_digests().hash(physical, page);
-			if (digest == *expected)
-				++item.matching_hashes;
-		}
+		item.path = result.area->file_path;
+		item.protection = protection_string(result.area->protection);
+		item.start = result.area->start;
+		item.end = result.area->end;
+		item.hash_data_is_present = result.file != nullptr;
+		item.pages_number = static_cast<int>(result.hashed);
+		item.pages_present = static_cast<int>(result.present);
+		item.matching_hashes = static_cast<int>(result.matching);
 	}
 	// Pages of a memory image that shrank meanwhile read as absent: that is an error, not a result.
 	if (Status status = state.guest().source_failure(); !status.ok()) {
@@ -227,7 +204,8 @@ doca_error_t doca_apsh_attst_refresh(doca_apsh_attestation ***attestation, int *
 
 void doca_apsh_attestation_free(doca_apsh_attestation **attestation)
 {
-	api_barrier_void(__func__, [&] { take_snapshot(attestation, __func__); });
+	const char *const function = __func__; // __func__ in the lambda would be "operator()"
+	api_barrier_void(__func__, [&] { take_snapshot(attestation, function); });
 }
 
 const void *__doca_apsh_attst_info_get(doca_apsh_attestation *attestation, enum doca_apsh_attestation_attr attr)
@@ -290,7 +268,8 @@ doca_error_t doca_apsh_yara_get(doca_apsh_process *process, enum doca_apsh_yara_
 
 void doca_apsh_yara_free(doca_apsh_yara **yara_matches)
 {
-	api_barrier_void(__func__, [&] { take_snapshot(yara_matches, __func__); });
+	const char *const function = __func__; // __func__ in the lambda would be "operator()"
+	api_barrier_void(__func__, [&] { take_snapshot(yara_matches, function); });
 }
 
 const void *__doca_apsh_yara_info_get(doca_apsh_yara *yara, enum doca_apsh_yara_attr attr)

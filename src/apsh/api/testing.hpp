@@ -20,6 +20,10 @@ private:
 // Makes the next `count` snapshot allocations fail as if memory ran out (DOCA_ERROR_NO_MEMORY).
 void fail_next_allocations(int count) noexcept;
 
+// Makes YaraRules::builtin() fail, as when libyara cannot compile the built-in rules, while `fail` is
+// true.
+void fail_builtin_yara_rules(bool fail) noexcept;
+
 // Snapshots (arrays) not yet freed, for leak checks.
 size_t live_snapshots() noexcept;
 

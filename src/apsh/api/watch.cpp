@@ -273,7 +273,7 @@ Status Watch::poll(std::vector<WatchEvent> &events)
 		return status;
 	std::lock_guard lock(system_->mutex());
 	next_.clear();
-	frame_digests_.clear();
+	attester_.begin_pass();
 	frame_fingerprints_.clear();
 	Status status = read(system_->guest());
 	if (!status.ok()) {
@@ -364,67 +364,23 @@ Status Watch::read(LinuxSystem &guest)
 
 Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEvent &identity)
 {
-	std::array<uint8_t, kPageSize> page;
-	uint32_t attested = 0;
-	for (const MemoryArea &area : areas_) {
-		// The same areas as doca_apsh_attestation_get: every executable one counts against the
-		// limit, anonymous ones included (they have nothing to compare with).
-		if (!(area.protection & 4) || area.end <= area.start)
+	attested_.clear();
+	AttestationReads reads;
+	attester_.attest(guest, process, areas_, *hash_map_, system_->settings().hashtest_limit, false, attested_,
+			 reads);
+	stats_.frames_read += reads.frames_read;
+	stats_.frames_reused += reads.frames_reused;
+	for (const AreaAttestation &result : attested_) {
+		if (!result.modified())
 			continue;
-		if (attested++ >= system_->settings().hashtest_limit)
-			break;
-		if (area.file_path.empty())
-			continue;
-		const ExecHashFile *file = hash_map_->find(area.file_path);
-		if (file == nullptr)
-			continue;
-		uint32_t hashed = 0, present = 0, matching = 0;
-		const uint64_t pages = (area.end - area.start + kPageSize - 1) / kPageSize;
-		bool known = false;
-		for (uint64_t i = 0; i < pages; ++i) {
-			const uint64_t va = area.start + i * kPageSize;
-			if (i % kFrameChunk == 0)
-				known = frames_for(guest, process, va, std::min(pages - i, kFrameChunk));
-			auto expected = file->pages.find(area.offset + i * kPageSize);
-			if (expected != file->pages.end())
-				++hashed;
-			// A frame shared by many processes (a library's text) is read and hashed once per poll,
-			// and hashed again only when its bytes changed since the last (page_digests_).
-			const uint64_t frame = frames_[i % kFrameChunk];
-			if (known && frame == LinuxSystem::kNoPhysicalAddress)
-				continue; // not present
-			Sha256Digest digest;
-			auto seen = known ? frame_digests_.find(frame) : frame_digests_.end();
-			if (seen != frame_digests_.end()) {
-				++stats_.frames_reused;
-				digest = seen->second;
-			} else {
-				uint64_t physical = frame;
-				if (known ? !guest.read_frame(frame, page)
-					  : !guest.read_user_page_physical(process, va, page, physical))
-					continue;
-				++stats_.frames_read;
-				if (physical == LinuxSystem::kNoPhysicalAddress) {
-					digest = hash_page(page);
-				} else {
-					digest = page_digests_.hash(physical, page);
-					frame_digests_.emplace(physical, digest);
-				}
-			}
-			++present;
-			if (expected != file->pages.end() && digest == expected->second)
-				++matching;
-		}
-		// As attest's verdict "modified": a page in memory that the map does not vouch for.
-		if (hashed == 0 || present == 0 || matching >= present)
-			continue;
+		const MemoryArea &area = *result.area;
 		WatchEvent event = finding_event(identity, SOFTDPU_APSH_WATCH_ATTESTATION_FAILURE);
 		event.address = area.start;
 		event.size = area.end - area.start;
 		event.path = area.file_path;
 		event.protection = protection_string(area.protection);
-		event.pages_present = present;
-		event.matching_pages = matching;
+		event.pages_present = result.present;
+		event.matching_pages = result.matching;
 		next_.attestation_failures.emplace(FindingKey{process_key(process), area.start, {}}, std::move(event));
 	}
 	return Status::success();

@@ -10,6 +10,7 @@
 // (PageDigestCache), and YARA keeps the last poll's matches by area contents (AreaFingerprint).
 #pragma once
 
+#include "apsh/api/attestation.hpp"
 #include "apsh/api/exec_hash.hpp"
 #include "apsh/api/system.hpp"
 #include "apsh/api/yara_scan.hpp"
@@ -199,11 +200,13 @@ private:
 	WatchState next_;
 	WatchStats stats_;
 	FingerprintKey key_ = FingerprintKey::random();
-	// Per poll: the digest (attestation) and fingerprint (YARA) of each guest-physical frame read.
-	std::unordered_map<uint64_t, Sha256Digest> frame_digests_;
+	// Per poll: the fingerprint (YARA) of each guest-physical frame read.
 	std::unordered_map<uint64_t, Fingerprint> frame_fingerprints_;
 	// Digests by frame across polls: a frame whose bytes did not change is not hashed again.
 	PageDigestCache page_digests_;
+	// Attestation (its digests by frame per poll), and its results for one process.
+	Attester attester_{page_digests_};
+	std::vector<AreaAttestation> attested_;
 	// YARA matches by area contents (fingerprint and number of pages), relative to the area's start:
 	// those of this poll's areas (next) and of the last poll's (last).
 	struct RelativeHit {

@@ -1,9 +1,12 @@
 // YARA window scanning: see yara_scan.hpp.
 #include "apsh/api/yara_scan.hpp"
 
+#include "apsh/api/testing.hpp"
+
 #include <yara.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -156,8 +159,26 @@ std::string_view YaraRules::builtin_text() noexcept
 	return kBuiltinRules;
 }
 
+namespace {
+
+// testing::fail_builtin_yara_rules.
+std::atomic<bool> g_builtin_fails{false};
+
+} // namespace
+
+namespace testing {
+
+void fail_builtin_yara_rules(bool fail) noexcept
+{
+	g_builtin_fails = fail;
+}
+
+} // namespace testing
+
 std::shared_ptr<YaraRules> YaraRules::builtin()
 {
+	if (g_builtin_fails)
+		return nullptr;
 	static std::mutex mutex;
 	static std::shared_ptr<YaraRules> rules;
 	std::lock_guard lock(mutex);

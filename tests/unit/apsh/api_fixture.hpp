@@ -318,6 +318,7 @@ protected:
 	void TearDown() override
 	{
 		softdpu::apsh::api::testing::fail_next_allocations(0);
+		softdpu::apsh::api::testing::fail_builtin_yara_rules(false);
 		if (processes_ != nullptr)
 			free_processes();
 		if (system_ != nullptr)

@@ -293,9 +293,9 @@ TEST_F(ApshScan, AttestationErrors)
 	EXPECT_EQ(__doca_apsh_attst_info_get(nullptr, DOCA_APSH_ATTESTATION_PID), nullptr);
 }
 
-// An exception thrown once the attestation or scan has items (while reading pages) does not cross
-// extern "C": NO_MEMORY for std::bad_alloc, INITIALIZATION otherwise, and the half-built snapshot is
-// freed (TearDown counts the snapshots; the ASan build checks the memory).
+// An exception thrown while the attestation or scan reads pages (the scan has items by then) does
+// not cross extern "C": NO_MEMORY for std::bad_alloc, INITIALIZATION otherwise, and the half-built
+// snapshot is freed (TearDown counts the snapshots; the ASan build checks the memory).
 TEST_F(ApshScan, ExceptionsWhileReadingPagesDoNotCrossTheCApi)
 {
 	start();
@@ -414,6 +414,9 @@ TEST_F(ApshScan, YaraErrors)
 	guest_->fail = {};
 	softdpu::apsh::api::testing::fail_next_allocations(1);
 	EXPECT_EQ(doca_apsh_yara_get(app, rules, 1, DOCA_APSH_YARA_SCAN_VMA, &matches, &n), DOCA_ERROR_NO_MEMORY);
+	softdpu::apsh::api::testing::fail_builtin_yara_rules(true); // libyara cannot compile them
+	EXPECT_EQ(doca_apsh_yara_get(app, rules, 1, DOCA_APSH_YARA_SCAN_VMA, &matches, &n), DOCA_ERROR_INITIALIZATION);
+	softdpu::apsh::api::testing::fail_builtin_yara_rules(false);
 	EXPECT_EQ(__doca_apsh_yara_info_get(nullptr, DOCA_APSH_YARA_PID), nullptr);
 }
 

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <utility>
 
 using namespace apsh_test;
@@ -247,10 +248,35 @@ TEST_F(ApshWatch, CreateChecksItsArguments)
 	EXPECT_EQ(softdpu_apsh_watch_set_yara_rules(watch_, rules, 1, 0x8), DOCA_ERROR_INVALID_VALUE);
 	EXPECT_EQ(softdpu_apsh_watch_set_user_yara_rules(watch_, nullptr, DOCA_APSH_YARA_SCAN_VMA),
 		  DOCA_ERROR_INVALID_VALUE);
+	doca_apsh_user_yara_rules *user_rules = nullptr;
+	ASSERT_EQ(doca_apsh_user_yara_rules_create_from_string("rule r { condition: true }", &user_rules),
+		  DOCA_SUCCESS);
+	EXPECT_EQ(softdpu_apsh_watch_set_user_yara_rules(nullptr, user_rules, DOCA_APSH_YARA_SCAN_VMA),
+		  DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_set_user_yara_rules(watch_, user_rules, 0), DOCA_ERROR_INVALID_VALUE);
+	EXPECT_EQ(softdpu_apsh_watch_set_user_yara_rules(watch_, user_rules, 0x8), DOCA_ERROR_INVALID_VALUE);
+	doca_apsh_user_yara_rules_destroy(user_rules);
+	// Built-in rules that libyara cannot compile.
+	softdpu::apsh::api::testing::fail_builtin_yara_rules(true);
+	EXPECT_EQ(softdpu_apsh_watch_set_yara_rules(watch_, rules, 1, DOCA_APSH_YARA_SCAN_VMA),
+		  DOCA_ERROR_INITIALIZATION);
+	softdpu::apsh::api::testing::fail_builtin_yara_rules(false);
 	EXPECT_EQ(softdpu_apsh_watch_set_yara_rules(watch_, rules, 1, DOCA_APSH_YARA_SCAN_HEAP), DOCA_SUCCESS);
 	// Still no hash map.
 	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, nullptr, nullptr, nullptr), DOCA_ERROR_BAD_STATE);
 	softdpu_apsh_watch_destroy(nullptr);
+}
+
+TEST_F(ApshWatch, YaraWithoutRulesIsABadState)
+{
+	start();
+	ASSERT_EQ(softdpu_apsh_watch_create(system_, SOFTDPU_APSH_WATCH_KIND_YARA, &watch_), DOCA_SUCCESS);
+	uint32_t count = 5;
+	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, collect, nullptr, &count), DOCA_ERROR_BAD_STATE);
+	EXPECT_EQ(count, 0u);
+	doca_apsh_yara_rule rule = DOCA_APSH_YARA_RULE_HELLO_WORLD;
+	ASSERT_EQ(softdpu_apsh_watch_set_yara_rules(watch_, &rule, 1, DOCA_APSH_YARA_SCAN_VMA), DOCA_SUCCESS);
+	EXPECT_TRUE(poll_ok().types.empty());
 }
 
 TEST_F(ApshWatch, ReportsWhatChangesBetweenPolls)
@@ -452,6 +478,125 @@ TEST_F(ApshWatch, AttestationFailureWhenAnExecutablePageChanges)
 	EXPECT_EQ(events.pids[0], 42u);
 	EXPECT_EQ(events.addresses[0], 0x400000u);
 	EXPECT_TRUE(poll_ok().types.empty()); // reported once while it lasts
+}
+
+// With DOCA_APSH_HASHTEST_LIMIT set, the watch attests the same areas as doca_apsh_attestation_get:
+// the first `limit` executable areas, anonymous ones and files not in the map counted too.
+class ApshWatchHashtestLimit : public ApshWatch {
+protected:
+	void SetUp() override
+	{
+		ApshWatch::SetUp();
+		text_.resize(8192);
+		for (size_t i = 0; i < text_.size(); ++i)
+			text_[i] = static_cast<uint8_t>(i * 7 + 1);
+		ExecHashFile file;
+		file.path = "/bin/marker_app";
+		file.size = text_.size();
+		file.pages[0] = hash_page(std::span(text_).first(4096));
+		file.pages[4096] = hash_page(std::span(text_).subspan(4096));
+		ExecHashMap map;
+		map.files.push_back(file);
+		map_ = std::make_unique<TempFile>(format_exec_hash_map(map));
+		auto area = [](uint64_t start, uint64_t pages, uint32_t protection, const char *path) {
+			return MemoryArea{42, "marker_app", start, start + pages * 4096,
+					  0,  protection,   path,  *path != '\0'};
+		};
+		// Executable areas, in order: anonymous, the map's file (twice), a file the map does not
+		// know, the map's file writable, and again; the heap in between is not executable.
+		guest_->areas[42] = {area(0x300000, 1, 5, ""),
+				     area(0x400000, 2, 5, "/bin/marker_app"),
+				     area(0x600000, 1, 3, "[heap]"),
+				     area(0x410000, 1, 5, "/bin/unknown"),
+				     area(0x420000, 2, 5, "/bin/marker_app"),
+				     area(0x430000, 2, 7, "/bin/marker_app"),
+				     area(0x440000, 2, 5, "/bin/marker_app")};
+	}
+
+	// Every area's pages as the file has them (and something in the others).
+	void clean_pages()
+	{
+		for (const MemoryArea &area : guest_->areas[42]) {
+			if (area.file_path == "/bin/marker_app")
+				guest_->put_bytes(42, area.start, text_.data(), text_.size());
+			else
+				guest_->put_bytes(42, area.start, text_.data(), 4096);
+		}
+	}
+
+	// A started system of its own with this hashtest limit.
+	doca_apsh_system *system_with_limit(uint32_t limit)
+	{
+		doca_apsh_system *system = doca_apsh_system_create(ctx_);
+		EXPECT_NE(system, nullptr);
+		EXPECT_EQ(doca_apsh_sys_os_type_set(system, DOCA_APSH_SYSTEM_LINUX), DOCA_SUCCESS);
+		EXPECT_EQ(doca_apsh_sys_dev_set(system, rep_), DOCA_SUCCESS);
+		EXPECT_EQ(doca_apsh_sys_config(system, DOCA_APSH_HASHTEST_LIMIT, limit), DOCA_SUCCESS);
+		EXPECT_EQ(doca_apsh_system_start(system), DOCA_SUCCESS);
+		return system;
+	}
+
+	std::vector<uint8_t> text_;
+	std::unique_ptr<TempFile> map_;
+};
+
+TEST_F(ApshWatchHashtestLimit, WatchAttestsTheAreasAttestationGetDoes)
+{
+	const std::vector<uint64_t> executable = {0x300000, 0x400000, 0x410000, 0x420000, 0x430000, 0x440000};
+	const std::vector<uint64_t> patched = {0x400000, 0x420000, 0x440000};
+	for (uint32_t limit = 1; limit <= executable.size() + 1; ++limit) {
+		SCOPED_TRACE("hashtest limit " + std::to_string(limit));
+		clean_pages();
+		doca_apsh_system *system = system_with_limit(limit);
+		ASSERT_NE(system, nullptr);
+		ASSERT_EQ(softdpu_apsh_watch_create(system, SOFTDPU_APSH_WATCH_KIND_ATTESTATION, &watch_),
+			  DOCA_SUCCESS);
+		ASSERT_EQ(softdpu_apsh_watch_set_hash_map(watch_, map_->path()), DOCA_SUCCESS);
+		EXPECT_TRUE(poll_ok().types.empty()); // the baseline
+		const uint8_t patch = 0xcc;
+		for (uint64_t start : patched)
+			guest_->put_bytes(42, start + 0x1010, &patch, 1);
+		const Collected events = poll_ok();
+
+		doca_apsh_process **processes = nullptr;
+		int count = 0;
+		ASSERT_EQ(doca_apsh_processes_get(system, &processes, &count), DOCA_SUCCESS);
+		doca_apsh_process *app = nullptr;
+		for (int i = 0; i < count; ++i)
+			if (doca_apsh_process_info_get(processes[i], DOCA_APSH_PROCESS_PID) == 42u)
+				app = processes[i];
+		ASSERT_NE(app, nullptr);
+		doca_apsh_attestation **attestation = nullptr;
+		int n = 0;
+		ASSERT_EQ(doca_apsh_attestation_get(app, map_->path(), &attestation, &n), DOCA_SUCCESS);
+		// doca_apsh_attestation_get: the first `limit` executable areas; the patched ones among them
+		// have a page in memory that differs from the map.
+		std::vector<uint64_t> attested, differing;
+		for (int i = 0; i < n; ++i) {
+			const uint64_t start =
+			    doca_apsh_attst_info_get(attestation[i], DOCA_APSH_ATTESTATION_START_ADDRESS);
+			attested.push_back(start);
+			if (doca_apsh_attst_info_get(attestation[i], DOCA_APSH_ATTESTATION_HASH_DATA_IS_PRESENT) &&
+			    doca_apsh_attst_info_get(attestation[i], DOCA_APSH_ATTESTATION_MATCHING_HASHES) <
+				doca_apsh_attst_info_get(attestation[i], DOCA_APSH_ATTESTATION_PAGES_PRESENT))
+				differing.push_back(start);
+		}
+		doca_apsh_attestation_free(attestation);
+		doca_apsh_processes_free(processes);
+		const size_t checked = std::min<size_t>(limit, executable.size());
+		EXPECT_EQ(attested, std::vector<uint64_t>(executable.begin(), executable.begin() + checked));
+		std::vector<uint64_t> expected;
+		for (uint64_t start : patched)
+			if (std::find(attested.begin(), attested.end(), start) != attested.end())
+				expected.push_back(start);
+		EXPECT_EQ(differing, expected);
+		// The watch: a failure for each patched area that doca_apsh_attestation_get checked.
+		EXPECT_EQ(events.addresses, expected);
+		EXPECT_TRUE(std::all_of(events.types.begin(), events.types.end(),
+					[](auto type) { return type == SOFTDPU_APSH_WATCH_ATTESTATION_FAILURE; }));
+		softdpu_apsh_watch_destroy(std::exchange(watch_, nullptr));
+		doca_apsh_system_destroy(system);
+	}
 }
 
 TEST_F(ApshWatch, NewYaraMatches)

@@ -1,6 +1,6 @@
 // A test guest's run dir as tests/guest/boot leaves it (and tests/guest/snapshot copies its guest.env):
-// guest.env (what was booted, as KEY=value lines) and qemu.pid. Shared by the apsh CLI tests that
-// read a running guest or a snapshot of one.
+// guest.env (what was booted, as KEY=value lines) and qemu.pid. Shared by the tests that read a
+// running guest or a snapshot of one (tests/apsh_cli, tests/guest/scale_test.cpp).
 #pragma once
 
 #include <filesystem>
