@@ -272,7 +272,7 @@ doca_error_t softdpu_apsh_watch_set_yara_rules(struct softdpu_apsh_watch *watch,
 					       uint32_t num_rules, uint64_t scan_type);
 
 /* YARA with user rules (softdpu_apsh_watch keeps them; the caller may destroy its handle).
- * INVALID_VALUE for NULL arguments or an unknown scan type; NO_MEMORY. */
+ * INVALID_VALUE for NULL arguments or an unknown scan type (the call allocates nothing). */
 DOCA_EXPERIMENTAL
 doca_error_t softdpu_apsh_watch_set_user_yara_rules(struct softdpu_apsh_watch *watch,
 						    const struct doca_apsh_user_yara_rules *rules, uint64_t scan_type);

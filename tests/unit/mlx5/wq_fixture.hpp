@@ -168,7 +168,7 @@ inline std::array<uint8_t, 16> atomic_seg(uint64_t swap_add, uint64_t compare)
 // Inline data segments: the 4-byte header and the bytes, padded to 16.
 inline std::vector<std::array<uint8_t, 16>> inline_segs(const void *data, uint32_t length)
 {
-	std::vector<uint8_t> bytes(4 + length);
+	std::vector<uint8_t> bytes(size_t{4} + length); // size_t: 4 + a uint32_t could wrap
 	const uint32_t header = htobe32(length | MLX5_INLINE_SEG);
 	std::memcpy(bytes.data(), &header, 4);
 	std::memcpy(bytes.data() + 4, data, length);
