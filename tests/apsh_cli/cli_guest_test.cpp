@@ -890,6 +890,43 @@ TEST_F(ApshCliGuest, AttestOfAChangedFileSaysModified)
 }
 
 // pstree: every process of ps once, under its parent; kthreadd's descendants folded into a count.
+TEST_F(ApshCliGuest, WatchOfAnImageRefreshesAndReportsNoChange)
+{
+	// An image does not change: the watch reads it like a running guest, and after its baseline
+	// every refresh finds nothing new, on every image kind and with every kind of event on.
+	const std::string root = initramfs_root(snapshot_);
+	if (root.empty() || !fs::exists(root + "/bin"))
+		GTEST_SKIP() << "guest.env names no initramfs tree";
+	const fs::path map = hash_guest_files(root, "apsh_cli_watch_map");
+	ASSERT_FALSE(HasFailure());
+	const fs::path rules = fs::temp_directory_path() / ("apsh_cli_watch." + std::to_string(::getpid()) + ".yar");
+	std::ofstream(rules) << "rule rwx_marker { strings: $m = \"APSH_RWX_MARKER_9b7c3e41\" condition: $m }\n";
+	for (const std::string kind : {"raw", "elf", "lime"}) {
+		SCOPED_TRACE(kind);
+		const std::string file = kind == "raw" ? "memory.raw" : kind == "elf" ? "memory.elf" : "memory.lime";
+		const Result result = apsh({"watch", "--memory", kind + ":" + (snapshot_ / file).string(), "--events",
+					    "all", "--hash-map", map.string(), "--rules", rules.string(), "--monotonic",
+					    "--interval", "100", "--count", "3", "--heartbeat"});
+		EXPECT_EQ(result.status, 0) << result.err;
+		const std::vector<std::string> lines = lines_of(result.out);
+		ASSERT_EQ(lines.size(), 5u) << result.out;
+		const Json started = Json::parse(lines.front());
+		EXPECT_EQ(started.at("type"), "watch-started");
+		EXPECT_EQ(started.at("events"),
+			  Json::parse(R"(["process","module","socket","attest","yara","injection"])"));
+		for (size_t i = 1; i <= 3; ++i) {
+			const Json beat = Json::parse(lines[i]);
+			EXPECT_EQ(beat.at("type"), "refresh") << lines[i];
+			EXPECT_EQ(beat.at("refresh"), i);
+		}
+		const Json stopped = Json::parse(lines.back());
+		EXPECT_EQ(stopped.at("type"), "watch-stopped");
+		EXPECT_EQ(stopped.at("reason"), "count");
+	}
+	fs::remove(map);
+	fs::remove(rules);
+}
+
 TEST_F(ApshCliGuest, PstreeIsPsAsATree)
 {
 	std::map<uint32_t, uint32_t> ps; // pid -> ppid
