@@ -194,6 +194,16 @@ struct Injection {
 	uint64_t suspected_end = 0;
 };
 
+// malfind's rule, which LinuxSystem::injections applies to a process's areas: writable and
+// executable, or executable with no file behind it that the kernel did not provide ([vdso]).
+inline bool is_injection_area(const MemoryArea &area)
+{
+	const bool executable = (area.protection & 4) != 0; // PROT_EXEC
+	const bool writable = (area.protection & 2) != 0;   // PROT_WRITE
+	const bool kernel_provided = !area.file_backed && area.file_path.starts_with("[");
+	return executable && (writable || (!area.file_backed && !kernel_provided));
+}
+
 // A guest whose kernel has been located. Queries read the source afresh each time (the guest
 // keeps running), so two calls may differ; each result is consistent within itself as far as
 // the walk could tell, and every walk is bounded by Limits.

@@ -325,13 +325,31 @@ Status Watch::read(LinuxSystem &guest)
 			if (process.is_kernel_thread)
 				continue;
 			const WatchEvent identity = process_event(process);
-			if (kinds_ & SOFTDPU_APSH_WATCH_KIND_INJECTIONS) {
-				injections_.clear();
-				Status status = guest.injections(process, injections_);
+			const bool need_areas =
+			    (kinds_ & (SOFTDPU_APSH_WATCH_KIND_ATTESTATION | SOFTDPU_APSH_WATCH_KIND_YARA)) != 0;
+			if (need_areas) {
+				areas_.clear();
+				Status status = guest.memory_areas(process, areas_);
 				if (process_gone(status))
 					continue;
 				if (!status.ok())
 					return status;
+			}
+			if (kinds_ & SOFTDPU_APSH_WATCH_KIND_INJECTIONS) {
+				injections_.clear();
+				if (need_areas) {
+					// The same walk as guest.injections (which would read the areas again).
+					for (const MemoryArea &area : areas_)
+						if (is_injection_area(area))
+							injections_.push_back(
+							    {process.pid, area, area.start, area.end});
+				} else {
+					Status status = guest.injections(process, injections_);
+					if (process_gone(status))
+						continue;
+					if (!status.ok())
+						return status;
+				}
 				for (const Injection &injection : injections_) {
 					WatchEvent event = finding_event(identity, SOFTDPU_APSH_WATCH_INJECTION);
 					event.address = injection.suspected_start;
@@ -341,14 +359,6 @@ Status Watch::read(LinuxSystem &guest)
 					next_.injections.emplace(FindingKey{process_key(process), event.address, {}},
 								 std::move(event));
 				}
-			}
-			if (kinds_ & (SOFTDPU_APSH_WATCH_KIND_ATTESTATION | SOFTDPU_APSH_WATCH_KIND_YARA)) {
-				areas_.clear();
-				Status status = guest.memory_areas(process, areas_);
-				if (process_gone(status))
-					continue;
-				if (!status.ok())
-					return status;
 			}
 			if (kinds_ & SOFTDPU_APSH_WATCH_KIND_ATTESTATION)
 				if (Status status = attest(guest, process, identity); !status.ok())

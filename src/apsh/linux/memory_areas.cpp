@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <unordered_set>
 
+static_assert(PROT_WRITE == 2 && PROT_EXEC == 4); // is_injection_area's bits
+
 namespace softdpu::apsh::os {
 
 namespace {
@@ -407,14 +409,9 @@ Status GuestLinux::walk_injections(const Process &process, std::vector<Injection
 	std::vector<MemoryArea> areas;
 	// A torn walk still yields the areas read before the break: check those, report the error.
 	Status status = areas_of(process, mm, areas);
-	for (const MemoryArea &area : areas) {
-		bool executable = area.protection & PROT_EXEC;
-		bool writable = area.protection & PROT_WRITE;
-		bool kernel_provided = !area.file_backed && area.file_path.starts_with("[");
-		// malfind's rule: writable and executable, or executable code with no file behind it.
-		if (executable && (writable || (!area.file_backed && !kernel_provided)))
+	for (const MemoryArea &area : areas)
+		if (is_injection_area(area))
 			out.push_back({process.pid, area, area.start, area.end});
-	}
 	return status;
 }
 
@@ -495,6 +492,7 @@ const paging::AddressSpace *GuestLinux::scan_space(uint64_t mm)
 	// a query in between ended it, and a new burst starts it afresh.
 	if (!scan_burst_cached_) {
 		memory_->begin_query();
+		scan_space_->flush(); // the translations and page tables kept are those of this burst only
 		scan_burst_cached_ = true;
 	}
 	scan_space_last_use_ = now;

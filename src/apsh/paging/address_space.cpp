@@ -27,6 +27,22 @@ bool AddressSpace::is_canonical(uint64_t va) const
 void AddressSpace::flush() const
 {
 	cache_.fill(CacheEntry{});
+	if (tables_)
+		for (size_t i = 0; i < table_slots; ++i)
+			tables_[i].table = 1;
+}
+
+const AddressSpace::TableSlot &AddressSpace::last_level_table(uint64_t table) const
+{
+	if (!tables_)
+		tables_ = std::make_unique_for_overwrite<TableSlot[]>(table_slots);
+	TableSlot &slot = tables_[(table >> 12) % table_slots];
+	if (slot.table != table) {
+		slot.table = table;
+		slot.readable =
+		    memory_.read(table, {reinterpret_cast<uint8_t *>(slot.entries.data()), sizeof(slot.entries)});
+	}
+	return slot;
 }
 
 std::optional<uint64_t> AddressSpace::walk(uint64_t va) const
@@ -68,7 +84,7 @@ void AddressSpace::translate_pages(uint64_t va, std::span<uint64_t> out) const
 	uint64_t region = 1; // an odd value never matches va >> 21
 	enum class Kind { absent, large, table } kind = Kind::absent;
 	uint64_t large_base = 0, large_mask = 0;
-	std::array<uint64_t, 512> entries;
+	const std::array<uint64_t, 512> *entries = nullptr;
 	for (size_t i = 0; i < out.size(); ++i) {
 		const uint64_t page = va + i * page_size;
 		out[i] = kNoPage;
@@ -90,17 +106,17 @@ void AddressSpace::translate_pages(uint64_t va, std::span<uint64_t> out) const
 					break;
 				}
 				table = *entry & frame_mask;
-				if (level == 2)
-					kind = memory_.read(table, {reinterpret_cast<uint8_t *>(entries.data()),
-								    sizeof(entries)})
-						   ? Kind::table
-						   : Kind::absent;
+				if (level == 2) {
+					const TableSlot &slot = last_level_table(table);
+					entries = &slot.entries;
+					kind = slot.readable ? Kind::table : Kind::absent;
+				}
 			}
 		}
 		if (kind == Kind::large) {
 			out[i] = large_base | (page & large_mask);
 		} else if (kind == Kind::table) {
-			const uint64_t entry = entries[(page >> 12) & 0x1ff];
+			const uint64_t entry = (*entries)[(page >> 12) & 0x1ff];
 			if (entry & present_bit)
 				out[i] = entry & frame_mask;
 		}
