@@ -260,6 +260,19 @@ public:
 		(void)out;
 		return false;
 	}
+	// Between begin_batch() and end_batch(), queries share the small reads of guest memory they make
+	// (a cache of recent pages) instead of each reading afresh: for a caller that makes many queries
+	// as one look at the guest (the watch's poll). Bytes read are then at most as old as the batch.
+	virtual void begin_batch() {}
+	virtual void end_batch() {}
+	// Reads many frames at once: page i of out (4,096 bytes each) from physical[i], ok[i] as
+	// read_frame would return. The default reads them one by one; readers over a source that reads
+	// many pieces per call (a QEMU process) batch them.
+	virtual void read_frames(std::span<const uint64_t> physical, std::span<uint8_t> out, std::span<uint8_t> ok)
+	{
+		for (size_t i = 0; i < physical.size(); ++i)
+			ok[i] = read_frame(physical[i], std::span<uint8_t, 4096>(out.data() + i * 4096, 4096)) ? 1 : 0;
+	}
 	// Reads user memory; stops at the first page that is not present, returns the bytes read.
 	virtual size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) = 0;
 	// Whether the source could be read since the last query began: a memory image that shrank

@@ -152,6 +152,62 @@ Fingerprint AreaFingerprint::value() const noexcept
 	return {fmix(s0_ ^ pages_), fmix(s1_ + pages_ * kP3)};
 }
 
+void FrameTable::clear() noexcept
+{
+	size_ = 0;
+	if (++generation_ == 0) { // after 2^32 polls: forget the old generations for real
+		for (Entry &entry : entries_)
+			entry.generation = 0;
+		generation_ = 1;
+	}
+}
+
+size_t FrameTable::home(uint64_t frame) const noexcept
+{
+	return static_cast<size_t>(fmix(frame >> 12)) & (entries_.size() - 1);
+}
+
+FrameTable::Entry *FrameTable::find(uint64_t frame) noexcept
+{
+	if (entries_.empty())
+		return nullptr;
+	for (size_t i = home(frame);; i = (i + 1) & (entries_.size() - 1)) {
+		Entry &entry = entries_[i];
+		if (entry.generation != generation_)
+			return nullptr;
+		if (entry.frame == frame)
+			return &entry;
+	}
+}
+
+FrameTable::Entry &FrameTable::at(uint64_t frame)
+{
+	if ((size_ + 1) * 2 > entries_.size())
+		grow();
+	for (size_t i = home(frame);; i = (i + 1) & (entries_.size() - 1)) {
+		Entry &entry = entries_[i];
+		if (entry.generation != generation_) {
+			entry = Entry{};
+			entry.frame = frame;
+			entry.generation = generation_;
+			++size_;
+			return entry;
+		}
+		if (entry.frame == frame)
+			return entry;
+	}
+}
+
+void FrameTable::grow()
+{
+	std::vector<Entry> old = std::move(entries_);
+	entries_.assign(std::max<size_t>(old.size() * 2, 1024), Entry{});
+	size_ = 0;
+	for (const Entry &entry : old)
+		if (entry.generation == generation_)
+			at(entry.frame) = entry;
+}
+
 void WatchState::clear()
 {
 	processes.clear();
@@ -273,9 +329,11 @@ Status Watch::poll(std::vector<WatchEvent> &events)
 		return status;
 	std::lock_guard lock(system_->mutex());
 	next_.clear();
-	frame_digests_.clear();
-	frame_fingerprints_.clear();
+	frame_table_.clear();
+	// One look at the guest: its queries share the pages they read (LinuxSystem::begin_batch).
+	system_->guest().begin_batch();
 	Status status = read(system_->guest());
+	system_->guest().end_batch();
 	if (!status.ok()) {
 		// Keep what the last good poll scanned, and what this one did.
 		yara_last_.merge(yara_next_);
@@ -360,6 +418,8 @@ Status Watch::read(LinuxSystem &guest)
 								 std::move(event));
 				}
 			}
+			if (need_areas)
+				prefetch_frames(guest, process);
 			if (kinds_ & SOFTDPU_APSH_WATCH_KIND_ATTESTATION)
 				if (Status status = attest(guest, process, identity); !status.ok())
 					return status;
@@ -372,20 +432,119 @@ Status Watch::read(LinuxSystem &guest)
 	return guest.source_failure();
 }
 
-Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEvent &identity)
+void Watch::select_attested()
 {
-	std::array<uint8_t, kPageSize> page;
+	attest_files_.assign(areas_.size(), nullptr);
 	uint32_t attested = 0;
-	for (const MemoryArea &area : areas_) {
+	for (size_t k = 0; k < areas_.size(); ++k) {
+		const MemoryArea &area = areas_[k];
 		// The same areas as doca_apsh_attestation_get: every executable one counts against the
 		// limit, anonymous ones included (they have nothing to compare with).
 		if (!(area.protection & 4) || area.end <= area.start)
 			continue;
 		if (attested++ >= system_->settings().hashtest_limit)
 			break;
-		if (area.file_path.empty())
+		if (!area.file_path.empty())
+			attest_files_[k] = hash_map_->find(area.file_path);
+	}
+}
+
+namespace {
+
+// The range of pages YARA reads for an area (scan_yara's rounding); false when empty.
+bool yara_range(const MemoryArea &area, uint64_t &start, uint64_t &end)
+{
+	start = area.start & ~(kPageSize - 1);
+	end = (area.end & (kPageSize - 1)) == 0 ? area.end
+	      : area.end > ~(kPageSize - 1)     ? area.end & ~(kPageSize - 1)
+						: (area.end | (kPageSize - 1)) + 1;
+	return end > start;
+}
+
+} // namespace
+
+void Watch::prefetch_frames(LinuxSystem &guest, const Process &process)
+{
+	const bool attest = (kinds_ & SOFTDPU_APSH_WATCH_KIND_ATTESTATION) != 0;
+	const bool yara = (kinds_ & SOFTDPU_APSH_WATCH_KIND_YARA) != 0;
+	if (attest)
+		select_attested();
+	pending_.clear();
+	for (size_t k = 0; k < areas_.size(); ++k) {
+		const MemoryArea &area = areas_[k];
+		const bool digests = attest && attest_files_[k] != nullptr;
+		uint64_t start = 0, end = 0;
+		const bool fingerprints =
+		    yara && (yara_all_areas_ || area.file_path == "[heap]") && yara_range(area, start, end);
+		const uint64_t attest_pages = digests ? (area.end - area.start + kPageSize - 1) / kPageSize : 0;
+		if (digests && fingerprints && start == area.start && (end - start) / kPageSize == attest_pages) {
+			prefetch_range(guest, process, start, attest_pages,
+				       FrameTable::kDigest | FrameTable::kFingerprint);
 			continue;
-		const ExecHashFile *file = hash_map_->find(area.file_path);
+		}
+		if (digests)
+			prefetch_range(guest, process, area.start, attest_pages, FrameTable::kDigest);
+		if (fingerprints)
+			prefetch_range(guest, process, start, (end - start) / kPageSize, FrameTable::kFingerprint);
+	}
+	read_pending(guest);
+}
+
+void Watch::prefetch_range(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t pages, uint8_t need)
+{
+	constexpr size_t kBatch = 512; // frames per read_frames (2 MiB)
+	for (uint64_t i = 0; i < pages; i += kFrameChunk) {
+		const uint64_t count = std::min(pages - i, kFrameChunk);
+		if (!frames_for(guest, process, start + i * kPageSize, count))
+			return; // the reader gives no frames: attest and scan_yara read page by page
+		for (uint64_t j = 0; j < count; ++j) {
+			const uint64_t frame = frames_[j];
+			if (frame == LinuxSystem::kNoPhysicalAddress)
+				continue;
+			FrameTable::Entry &entry = frame_table_.at(frame);
+			const uint8_t missing = need & ~entry.have & ~entry.pending;
+			if (missing == 0)
+				continue;
+			entry.pending |= missing;
+			pending_.push_back(frame);
+			if (pending_.size() >= kBatch)
+				read_pending(guest);
+		}
+	}
+}
+
+void Watch::read_pending(LinuxSystem &guest)
+{
+	if (pending_.empty())
+		return;
+	batch_bytes_.resize(pending_.size() * kPageSize);
+	batch_ok_.assign(pending_.size(), 0);
+	guest.read_frames(pending_, batch_bytes_, batch_ok_);
+	for (size_t i = 0; i < pending_.size(); ++i) {
+		FrameTable::Entry *entry = frame_table_.find(pending_[i]);
+		if (entry == nullptr || entry->pending == 0)
+			continue; // a frame listed twice (asked for by both kinds): done at its first place
+		const uint8_t need = entry->pending;
+		entry->pending = 0;
+		if (!batch_ok_[i])
+			continue; // attest and scan_yara try it again on their own, and count it absent
+		++stats_.frames_read;
+		const std::span<const uint8_t, kPageSize> page(batch_bytes_.data() + i * kPageSize, kPageSize);
+		if (need & FrameTable::kFingerprint)
+			entry->fingerprint = page_fingerprint(page, key_);
+		if (need & FrameTable::kDigest)
+			entry->digest = page_digests_.hash(pending_[i], page);
+		entry->have |= need;
+	}
+	pending_.clear();
+}
+
+Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEvent &identity)
+{
+	std::array<uint8_t, kPageSize> page;
+	for (size_t k = 0; k < areas_.size(); ++k) {
+		const MemoryArea &area = areas_[k];
+		const ExecHashFile *file = attest_files_[k];
 		if (file == nullptr)
 			continue;
 		uint32_t hashed = 0, present = 0, matching = 0;
@@ -404,10 +563,13 @@ Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEven
 			if (known && frame == LinuxSystem::kNoPhysicalAddress)
 				continue; // not present
 			Sha256Digest digest;
-			auto seen = known ? frame_digests_.find(frame) : frame_digests_.end();
-			if (seen != frame_digests_.end()) {
-				++stats_.frames_reused;
-				digest = seen->second;
+			FrameTable::Entry *seen = known ? frame_table_.find(frame) : nullptr;
+			if (seen != nullptr && (seen->have & FrameTable::kDigest)) {
+				// Read by prefetch_frames (counted there) or by an earlier page.
+				if (seen->used & FrameTable::kDigest)
+					++stats_.frames_reused;
+				seen->used |= FrameTable::kDigest;
+				digest = seen->digest;
 			} else {
 				uint64_t physical = frame;
 				if (known ? !guest.read_frame(frame, page)
@@ -418,7 +580,10 @@ Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEven
 					digest = hash_page(page);
 				} else {
 					digest = page_digests_.hash(physical, page);
-					frame_digests_.emplace(physical, digest);
+					FrameTable::Entry &entry = frame_table_.at(physical);
+					entry.digest = digest;
+					entry.have |= FrameTable::kDigest;
+					entry.used |= FrameTable::kDigest;
 				}
 			}
 			++present;
@@ -452,9 +617,13 @@ bool Watch::frame_fingerprint(LinuxSystem &guest, const Process &process, uint64
 	if (known) {
 		if (frame == LinuxSystem::kNoPhysicalAddress)
 			return false;
-		if (auto seen = frame_fingerprints_.find(frame); seen != frame_fingerprints_.end()) {
-			++stats_.frames_reused;
-			out = seen->second;
+		if (FrameTable::Entry *seen = frame_table_.find(frame);
+		    seen != nullptr && (seen->have & FrameTable::kFingerprint)) {
+			// Read by prefetch_frames (counted there) or for an earlier page.
+			if (seen->used & FrameTable::kFingerprint)
+				++stats_.frames_reused;
+			seen->used |= FrameTable::kFingerprint;
+			out = seen->fingerprint;
 			return true;
 		}
 	}
@@ -464,8 +633,12 @@ bool Watch::frame_fingerprint(LinuxSystem &guest, const Process &process, uint64
 		return false;
 	++stats_.frames_read;
 	out = page_fingerprint(page, key_);
-	if (physical != LinuxSystem::kNoPhysicalAddress)
-		frame_fingerprints_.emplace(physical, out);
+	if (physical != LinuxSystem::kNoPhysicalAddress) {
+		FrameTable::Entry &entry = frame_table_.at(physical);
+		entry.fingerprint = out;
+		entry.have |= FrameTable::kFingerprint;
+		entry.used |= FrameTable::kFingerprint;
+	}
 	return true;
 }
 
@@ -532,11 +705,8 @@ Status Watch::scan_yara(LinuxSystem &guest, const Process &process, const WatchE
 	for (const MemoryArea &area : areas_) {
 		if (!yara_all_areas_ && area.file_path != "[heap]")
 			continue;
-		const uint64_t start = area.start & ~(kPageSize - 1);
-		const uint64_t end = (area.end & (kPageSize - 1)) == 0 ? area.end
-				     : area.end > ~(kPageSize - 1)     ? area.end & ~(kPageSize - 1)
-								       : (area.end | (kPageSize - 1)) + 1;
-		if (end <= start)
+		uint64_t start = 0, end = 0;
+		if (!yara_range(area, start, end))
 			continue;
 		const ContentKey key{area_fingerprint(guest, process, start, end), (end - start) / kPageSize};
 		const std::vector<RelativeHit> *known = nullptr;

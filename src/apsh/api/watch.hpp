@@ -145,6 +145,36 @@ private:
 	uint64_t pages_ = 0;
 };
 
+// A poll's table of guest-physical frames and what is known of each (its YARA fingerprint, its
+// attestation digest): open addressing, kept from poll to poll; clear() forgets every frame in
+// constant time (entries of older polls count as empty).
+class FrameTable {
+public:
+	static constexpr uint8_t kFingerprint = 1;
+	static constexpr uint8_t kDigest = 2;
+	struct Entry {
+		uint64_t frame = 0;
+		uint32_t generation = 0; // the poll that filled it; 0: never
+		uint8_t have = 0;        // kFingerprint / kDigest known
+		uint8_t pending = 0;     // asked for, not read yet
+		uint8_t used = 0;        // handed out at least once (WatchStats)
+		Fingerprint fingerprint;
+		Sha256Digest digest{};
+	};
+	void clear() noexcept;
+	Entry *find(uint64_t frame) noexcept;
+	// The frame's entry, added when new (invalidates pointers to other entries when it grows).
+	Entry &at(uint64_t frame);
+	size_t size() const noexcept { return size_; }
+
+private:
+	size_t home(uint64_t frame) const noexcept;
+	void grow();
+	std::vector<Entry> entries_; // a power of two, at most half full
+	uint32_t generation_ = 1;
+	size_t size_ = 0;
+};
+
 // What the incremental refresh saved (for tests and benchmarks): counts since the watch was created.
 struct WatchStats {
 	uint64_t frames_read = 0;        // pages read (attestation and YARA fingerprints), once per frame and poll
@@ -176,6 +206,13 @@ private:
 	Status read(LinuxSystem &guest);
 	Status attest(LinuxSystem &guest, const Process &process, const WatchEvent &identity);
 	Status scan_yara(LinuxSystem &guest, const Process &process, const WatchEvent &identity);
+	// Reads, many frames per read (LinuxSystem::read_frames), the frames of the process's areas
+	// that attestation (digests) and YARA (fingerprints) will look at, each at most once per poll.
+	void prefetch_frames(LinuxSystem &guest, const Process &process);
+	void prefetch_range(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t pages, uint8_t need);
+	void read_pending(LinuxSystem &guest);
+	// attest_files_ = for each of areas_, its file in the hash map when attestation checks it.
+	void select_attested();
 	// frames_ = the frames of `pages` pages from page_va; false when the reader cannot tell.
 	bool frames_for(LinuxSystem &guest, const Process &process, uint64_t page_va, uint64_t pages);
 	// The page's fingerprint through this poll's frame table (frame: its frame when known is true):
@@ -200,8 +237,11 @@ private:
 	WatchStats stats_;
 	FingerprintKey key_ = FingerprintKey::random();
 	// Per poll: the digest (attestation) and fingerprint (YARA) of each guest-physical frame read.
-	std::unordered_map<uint64_t, Sha256Digest> frame_digests_;
-	std::unordered_map<uint64_t, Fingerprint> frame_fingerprints_;
+	FrameTable frame_table_;
+	std::vector<uint64_t> pending_; // frames to read in the next batch
+	std::vector<uint8_t> batch_bytes_;
+	std::vector<uint8_t> batch_ok_;
+	std::vector<const ExecHashFile *> attest_files_;
 	// Digests by frame across polls: a frame whose bytes did not change is not hashed again.
 	PageDigestCache page_digests_;
 	// YARA matches by area contents (fingerprint and number of pages), relative to the area's start:

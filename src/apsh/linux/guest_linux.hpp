@@ -37,6 +37,9 @@ public:
 	bool read_user_page(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out) override;
 	bool user_page_frames(const Process &process, uint64_t page_va, std::span<uint64_t> physical) override;
 	bool read_frame(uint64_t physical, std::span<uint8_t, 4096> out) override;
+	void read_frames(std::span<const uint64_t> physical, std::span<uint8_t> out, std::span<uint8_t> ok) override;
+	void begin_batch() override;
+	void end_batch() override;
 	bool read_user_page_physical(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out,
 				     uint64_t &physical) override;
 	size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) override;
@@ -51,6 +54,13 @@ private:
 
 	// Kernel reads.
 	const paging::AddressSpace &kernel() const { return *image_->kernel_space; }
+	// The kernel's translations are forgotten at each query's start, and within a batch
+	// (begin_batch) at its start only.
+	void flush_kernel() const
+	{
+		if (!batch_)
+			kernel().flush();
+	}
 	bool valid_kernel_pointer(uint64_t pointer) const;
 	std::optional<uint64_t> read_field(uint64_t base, const Field &field) const;
 	std::optional<uint64_t> read_pointer(uint64_t base, const Field &field) const;
@@ -117,6 +127,7 @@ private:
 	std::unique_ptr<paging::AddressSpace> scan_space_;
 	uint64_t scan_space_mm_ = 0;
 	std::chrono::steady_clock::time_point scan_space_last_use_;
+	bool batch_ = false;             // between begin_batch and end_batch
 	bool scan_burst_cached_ = false; // the source's page cache is on for the current burst
 };
 

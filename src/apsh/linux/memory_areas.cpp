@@ -273,7 +273,7 @@ Status GuestLinux::walk_areas(const Process &process, uint64_t mm, std::vector<M
 
 Status GuestLinux::walk_memory_areas(const Process &process, std::vector<MemoryArea> &out)
 {
-	kernel().flush();
+	flush_kernel();
 	out.clear();
 	uint64_t mm;
 	return areas_of(process, mm, out);
@@ -289,7 +289,7 @@ Status GuestLinux::areas_of(const Process &process, uint64_t &mm, std::vector<Me
 
 Status GuestLinux::walk_libraries(const Process &process, std::vector<Library> &out)
 {
-	kernel().flush();
+	flush_kernel();
 	out.clear();
 	uint64_t mm;
 	std::vector<MemoryArea> areas;
@@ -362,7 +362,7 @@ Status GuestLinux::read_user_strings(const Process &process, const Field &start_
 
 Status GuestLinux::walk_envars(const Process &process, std::vector<EnvVar> &out)
 {
-	kernel().flush();
+	flush_kernel();
 	out.clear();
 	std::vector<std::string> strings;
 	Status status = read_user_strings(process, layout_.mm_env_start, layout_.mm_env_end, strings);
@@ -377,7 +377,7 @@ Status GuestLinux::walk_envars(const Process &process, std::vector<EnvVar> &out)
 
 Status GuestLinux::walk_parameters(const Process &process, ProcessParameters &out)
 {
-	kernel().flush();
+	flush_kernel();
 	out = {};
 	out.pid = process.pid;
 	std::vector<std::string> arguments;
@@ -403,7 +403,7 @@ Status GuestLinux::walk_parameters(const Process &process, ProcessParameters &ou
 
 Status GuestLinux::walk_injections(const Process &process, std::vector<Injection> &out)
 {
-	kernel().flush();
+	flush_kernel();
 	out.clear();
 	uint64_t mm;
 	std::vector<MemoryArea> areas;
@@ -459,6 +459,16 @@ bool GuestLinux::read_frame(uint64_t physical, std::span<uint8_t, 4096> out)
 {
 	std::lock_guard lock(mutex_);
 	return (physical & page_mask) == 0 && memory_->read(physical, out);
+}
+
+void GuestLinux::read_frames(std::span<const uint64_t> physical, std::span<uint8_t> out, std::span<uint8_t> ok)
+{
+	if (std::any_of(physical.begin(), physical.end(), [](uint64_t frame) { return (frame & page_mask) != 0; })) {
+		LinuxSystem::read_frames(physical, out, ok); // one by one: read_frame refuses what is not a frame
+		return;
+	}
+	std::lock_guard lock(mutex_);
+	memory_->read_pages(physical, out, ok);
 }
 
 size_t GuestLinux::read_user(const Process &process, uint64_t va, std::span<uint8_t> out)

@@ -88,11 +88,13 @@ void AddressSpace::translate_pages(uint64_t va, std::span<uint64_t> out) const
 	for (size_t i = 0; i < out.size(); ++i) {
 		const uint64_t page = va + i * page_size;
 		out[i] = kNoPage;
-		if (page < va || !is_canonical(page))
-			continue;
+		if (page < va)
+			continue; // wrapped past the top
 		if ((page >> 21) << 1 != region) {
 			region = (page >> 21) << 1;
 			kind = Kind::absent;
+			if (!is_canonical(page)) // a 2 MiB region is canonical whole or not at all
+				continue;
 			uint64_t table = top_table_;
 			for (int level = levels_; level >= 2; level--) {
 				const int shift = 12 + 9 * (level - 1);
