@@ -73,6 +73,8 @@ constexpr uint32_t kAbsentSlot = ~uint32_t{0};
 constexpr uint64_t kMaxBufferedPages = 8192; // 32 MiB
 // Pages translated per user_page_frames call.
 constexpr uint64_t kFrameChunk = 4096;
+// Areas of at least this many pages are looked up by their frames (FrameListMemo) before their pages.
+constexpr uint64_t kMinMemoPages = 16;
 
 uint64_t fmix(uint64_t x) noexcept
 {
@@ -208,6 +210,70 @@ void FrameTable::grow()
 			at(entry.frame) = entry;
 }
 
+namespace {
+
+// A bucket for a list of frames (not a fingerprint: entries are compared whole).
+uint64_t list_hash(uint64_t tag_a, uint64_t tag_b, const uint64_t *frames, size_t count) noexcept
+{
+	uint64_t a = tag_a ^ kP1, b = tag_b ^ kP2;
+	size_t i = 0;
+	for (; i + 2 <= count; i += 2) { // two independent lanes
+		a = std::rotl(a ^ frames[i], 23) * kP1;
+		b = std::rotl(b ^ frames[i + 1], 29) * kP2;
+	}
+	if (i < count)
+		a = std::rotl(a ^ frames[i], 23) * kP1;
+	return fmix(a ^ std::rotl(b, 32) ^ count);
+}
+
+} // namespace
+
+void FrameListMemo::clear()
+{
+	entries_.clear();
+	frames_.clear();
+	std::fill(buckets_.begin(), buckets_.end(), ~uint32_t{0});
+}
+
+size_t FrameListMemo::find_or_add(uint64_t tag_a, uint64_t tag_b, std::span<const uint64_t> frames, bool &added)
+{
+	const uint64_t hash = list_hash(tag_a, tag_b, frames.data(), frames.size());
+	if (buckets_.empty())
+		buckets_.assign(4096, ~uint32_t{0});
+	uint32_t *bucket = &buckets_[static_cast<size_t>(hash) & (buckets_.size() - 1)];
+	for (uint32_t i = *bucket; i != ~uint32_t{0}; i = entries_[i].next) {
+		const Entry &entry = entries_[i];
+		if (entry.tag_a == tag_a && entry.tag_b == tag_b && entry.count == frames.size() &&
+		    std::equal(frames.begin(), frames.end(),
+			       frames_.begin() + static_cast<ptrdiff_t>(entry.frames_at))) {
+			added = false;
+			return i;
+		}
+	}
+	added = true;
+	Entry entry;
+	entry.tag_a = tag_a;
+	entry.tag_b = tag_b;
+	entry.frames_at = frames_.size();
+	entry.count = frames.size();
+	entry.next = *bucket;
+	frames_.insert(frames_.end(), frames.begin(), frames.end());
+	*bucket = static_cast<uint32_t>(entries_.size());
+	entries_.push_back(entry);
+	if (entries_.size() > buckets_.size()) { // rehash at one entry per bucket
+		buckets_.assign(buckets_.size() * 2, ~uint32_t{0});
+		for (size_t i = 0; i < entries_.size(); ++i) {
+			Entry &moved = entries_[i];
+			const uint64_t rehash =
+			    list_hash(moved.tag_a, moved.tag_b, frames_.data() + moved.frames_at, moved.count);
+			uint32_t &head = buckets_[static_cast<size_t>(rehash) & (buckets_.size() - 1)];
+			moved.next = head;
+			head = static_cast<uint32_t>(i);
+		}
+	}
+	return entries_.size() - 1;
+}
+
 void WatchState::clear()
 {
 	processes.clear();
@@ -311,6 +377,7 @@ void Watch::set_yara(std::shared_ptr<YaraRules> rules, RuleFilter filter, uint64
 {
 	yara_rules_ = std::move(rules);
 	yara_filter_ = std::move(filter);
+	yara_scanner_.reset();
 	yara_all_areas_ = (scan_type & DOCA_APSH_YARA_SCAN_VMA) != 0;
 }
 
@@ -330,6 +397,11 @@ Status Watch::poll(std::vector<WatchEvent> &events)
 	std::lock_guard lock(system_->mutex());
 	next_.clear();
 	frame_table_.clear();
+	yara_memo_.clear();
+	attest_memo_.clear();
+	prefetch_memo_.clear();
+	yara_memo_results_.clear();
+	attest_memo_results_.clear();
 	// One look at the guest: its queries share the pages they read (LinuxSystem::begin_batch).
 	system_->guest().begin_batch();
 	Status status = read(system_->guest());
@@ -497,6 +569,13 @@ void Watch::prefetch_range(LinuxSystem &guest, const Process &process, uint64_t 
 		const uint64_t count = std::min(pages - i, kFrameChunk);
 		if (!frames_for(guest, process, start + i * kPageSize, count))
 			return; // the reader gives no frames: attest and scan_yara read page by page
+		if (count == pages && pages >= kMinMemoPages) {
+			// The same frames asked for before in this poll (a library in another process): queued.
+			bool added = false;
+			prefetch_memo_.find_or_add(need, 0, std::span<const uint64_t>(frames_.data(), count), added);
+			if (!added)
+				return;
+		}
 		for (uint64_t j = 0; j < count; ++j) {
 			const uint64_t frame = frames_[j];
 			if (frame == LinuxSystem::kNoPhysicalAddress)
@@ -550,9 +629,29 @@ Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEven
 		uint32_t hashed = 0, present = 0, matching = 0;
 		const uint64_t pages = (area.end - area.start + kPageSize - 1) / kPageSize;
 		bool known = false;
-		for (uint64_t i = 0; i < pages; ++i) {
+		// An area with the frames of one attested before in this poll (a library's text in another
+		// process), against the same file at the same offset, has that area's counts.
+		size_t memo = 0;
+		bool memo_new = false;
+		const bool memo_eligible = pages >= kMinMemoPages && pages <= kFrameChunk;
+		if (memo_eligible) {
+			known = frames_for(guest, process, area.start, pages);
+			if (known) {
+				memo = attest_memo_.find_or_add(reinterpret_cast<uintptr_t>(file), area.offset,
+								std::span<const uint64_t>(frames_.data(), pages),
+								memo_new);
+				if (!memo_new) {
+					const AttestCounts &counts = attest_memo_results_[memo];
+					hashed = counts.hashed;
+					present = counts.present;
+					matching = counts.matching;
+					stats_.frames_reused += present;
+				}
+			}
+		}
+		for (uint64_t i = 0; i < pages && !(known && memo_eligible && !memo_new); ++i) {
 			const uint64_t va = area.start + i * kPageSize;
-			if (i % kFrameChunk == 0)
+			if (i % kFrameChunk == 0 && !(i == 0 && memo_eligible))
 				known = frames_for(guest, process, va, std::min(pages - i, kFrameChunk));
 			auto expected = file->pages.find(area.offset + i * kPageSize);
 			if (expected != file->pages.end())
@@ -589,6 +688,10 @@ Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEven
 			++present;
 			if (expected != file->pages.end() && digest == expected->second)
 				++matching;
+		}
+		if (memo_new) {
+			attest_memo_results_.resize(attest_memo_.size());
+			attest_memo_results_[memo] = {hashed, present, matching};
 		}
 		// As attest's verdict "modified": a page in memory that the map does not vouch for.
 		if (hashed == 0 || present == 0 || matching >= present)
@@ -647,14 +750,34 @@ Fingerprint Watch::area_fingerprint(LinuxSystem &guest, const Process &process, 
 	AreaFingerprint area(key_);
 	const uint64_t pages = (end - start) / kPageSize;
 	bool known = false;
+	// An area with the frames of one fingerprinted before in this poll has its fingerprint.
+	size_t memo = 0;
+	bool memo_new = false;
+	const bool memo_eligible = pages >= kMinMemoPages && pages <= kFrameChunk;
+	if (memo_eligible) {
+		known = frames_for(guest, process, start, pages);
+		if (known) {
+			memo = yara_memo_.find_or_add(0, 0, std::span<const uint64_t>(frames_.data(), pages), memo_new);
+			if (!memo_new) {
+				stats_.frames_reused += static_cast<uint64_t>(std::count_if(
+				    frames_.begin(), frames_.begin() + static_cast<ptrdiff_t>(pages),
+				    [](uint64_t frame) { return frame != LinuxSystem::kNoPhysicalAddress; }));
+				return yara_memo_results_[memo];
+			}
+		}
+	}
 	for (uint64_t i = 0; i < pages; ++i) {
-		if (i % kFrameChunk == 0)
+		if (i % kFrameChunk == 0 && !(i == 0 && memo_eligible))
 			known = frames_for(guest, process, start + i * kPageSize, std::min(pages - i, kFrameChunk));
 		Fingerprint page;
 		if (frame_fingerprint(guest, process, start + i * kPageSize, known, frames_[i % kFrameChunk], page))
 			area.add_present(page);
 		else
 			area.add_absent();
+	}
+	if (memo_new) {
+		yara_memo_results_.resize(yara_memo_.size());
+		yara_memo_results_[memo] = area.value();
 	}
 	return area.value();
 }
@@ -694,9 +817,17 @@ bool Watch::buffer_area(LinuxSystem &guest, const Process &process, uint64_t sta
 
 Status Watch::scan_yara(LinuxSystem &guest, const Process &process, const WatchEvent &identity)
 {
-	WindowScanner scanner(yara_rules_, yara_filter_, system_->settings().window, kMaxYaraMatchesPerProcess);
+	// One scanner for every process (creating a libyara scanner and its buffer per process cost more
+	// than the scan of an unchanged guest).
+	const WindowSettings window = system_->settings().window;
+	if (!yara_scanner_ || yara_scanner_->window().size != window.size ||
+	    yara_scanner_->window().step != window.step)
+		yara_scanner_ =
+		    std::make_unique<WindowScanner>(yara_rules_, yara_filter_, window, kMaxYaraMatchesPerProcess);
+	WindowScanner &scanner = *yara_scanner_;
 	if (Status status = scanner.ok(); !status.ok())
 		return status;
+	scanner.clear_hits();
 	std::vector<YaraHit> &hits = scanner.hits();
 	bool truncated = false;
 	// As scan_process_areas, area by area; an area whose contents (fingerprinted frame by frame, each

@@ -175,6 +175,29 @@ private:
 	size_t size_ = 0;
 };
 
+// Areas of one poll by their frames: two areas (of two processes, a library's text) with the same
+// frames in the same order, absent pages in the same places, hold the same bytes in that poll, so
+// what a kind made of one (a fingerprint, attestation counts) holds for the other. Entries are
+// matched exactly (tags and every frame compared), never by hash alone; clear() forgets a poll.
+class FrameListMemo {
+public:
+	void clear();
+	// The entry of (tag_a, tag_b, frames); added is true when it was new (the caller fills its
+	// result at that index). Indexes count from 0 in the order entries were added.
+	size_t find_or_add(uint64_t tag_a, uint64_t tag_b, std::span<const uint64_t> frames, bool &added);
+	size_t size() const noexcept { return entries_.size(); }
+
+private:
+	struct Entry {
+		uint64_t tag_a = 0, tag_b = 0;
+		size_t frames_at = 0, count = 0;
+		uint32_t next = ~uint32_t{0}; // the next entry with the same bucket
+	};
+	std::vector<Entry> entries_;
+	std::vector<uint64_t> frames_;
+	std::vector<uint32_t> buckets_; // a power of two; ~0: empty
+};
+
 // What the incremental refresh saved (for tests and benchmarks): counts since the watch was created.
 struct WatchStats {
 	uint64_t frames_read = 0;        // pages read (attestation and YARA fingerprints), once per frame and poll
@@ -230,6 +253,7 @@ private:
 	std::optional<ExecHashMap> hash_map_;
 	std::shared_ptr<YaraRules> yara_rules_;
 	RuleFilter yara_filter_;
+	std::unique_ptr<WindowScanner> yara_scanner_; // kept from process to process and poll to poll
 	bool yara_all_areas_ = true;
 	bool have_state_ = false;
 	WatchState state_;
@@ -242,6 +266,13 @@ private:
 	std::vector<uint8_t> batch_bytes_;
 	std::vector<uint8_t> batch_ok_;
 	std::vector<const ExecHashFile *> attest_files_;
+	// Per poll: areas already fingerprinted (YARA), attested, or prefetched, by their frames.
+	FrameListMemo yara_memo_, attest_memo_, prefetch_memo_;
+	std::vector<Fingerprint> yara_memo_results_;
+	struct AttestCounts {
+		uint32_t hashed = 0, present = 0, matching = 0;
+	};
+	std::vector<AttestCounts> attest_memo_results_;
 	// Digests by frame across polls: a frame whose bytes did not change is not hashed again.
 	PageDigestCache page_digests_;
 	// YARA matches by area contents (fingerprint and number of pages), relative to the area's start:

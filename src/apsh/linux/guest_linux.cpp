@@ -260,6 +260,7 @@ void GuestLinux::begin_batch()
 	std::lock_guard lock(mutex_);
 	kernel().flush();
 	memory_->hold_cache(true);
+	batch_paths_.clear();
 	batch_ = true;
 }
 
@@ -267,6 +268,7 @@ void GuestLinux::end_batch()
 {
 	std::lock_guard lock(mutex_);
 	memory_->hold_cache(false);
+	batch_paths_.clear();
 	batch_ = false;
 	scan_burst_cached_ = false;
 }

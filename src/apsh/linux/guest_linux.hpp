@@ -11,6 +11,7 @@
 #include "apsh/source/physical_memory.hpp"
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -108,6 +109,7 @@ private:
 	Status walk_maple_node(uint64_t encoded, uint64_t min, uint64_t max, int depth, std::vector<uint64_t> &vmas,
 			       size_t &nodes) const;
 	std::string file_path(uint64_t file) const;
+	std::string dentry_path(std::optional<uint64_t> dentry, std::optional<uint64_t> vfsmount) const;
 	std::unique_ptr<paging::AddressSpace> user_space(uint64_t mm) const;
 	const paging::AddressSpace *scan_space(uint64_t mm);
 	Status read_user_strings(const Process &process, const Field &start_field, const Field &end_field,
@@ -127,7 +129,9 @@ private:
 	std::unique_ptr<paging::AddressSpace> scan_space_;
 	uint64_t scan_space_mm_ = 0;
 	std::chrono::steady_clock::time_point scan_space_last_use_;
-	bool batch_ = false;             // between begin_batch and end_batch
+	bool batch_ = false; // between begin_batch and end_batch
+	// The batch's paths by (dentry, vfsmount) (file_path).
+	mutable std::map<std::pair<uint64_t, uint64_t>, std::string> batch_paths_;
 	bool scan_burst_cached_ = false; // the source's page cache is on for the current burst
 };
 

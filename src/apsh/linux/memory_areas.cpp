@@ -163,6 +163,22 @@ std::string GuestLinux::file_path(uint64_t file) const
 	auto vfsmount = read_pointer(file, l.file_mnt);
 	if (!dentry)
 		return {};
+	// Within a batch, each (dentry, mount) is resolved once: the files of a shared library in every
+	// process have the same ones.
+	const std::pair<uint64_t, uint64_t> key{*dentry, vfsmount.value_or(0)};
+	if (batch_) {
+		if (auto known = batch_paths_.find(key); known != batch_paths_.end())
+			return known->second;
+	}
+	std::string path = dentry_path(*dentry, vfsmount);
+	if (batch_)
+		batch_paths_.emplace(key, path);
+	return path;
+}
+
+std::string GuestLinux::dentry_path(std::optional<uint64_t> dentry, std::optional<uint64_t> vfsmount) const
+{
+	const KernelLayout &l = layout_;
 	std::vector<std::string> parts;
 	size_t total = 0;
 	for (size_t step = 0; step < max_path_components; step++) {
