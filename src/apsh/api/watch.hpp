@@ -5,9 +5,12 @@
 // namespace + protocol + family + address + port, attestation failures, YARA matches and injections
 // by their process and address. diff_states compares two states; Watch reads the guest into a state
 // (reusing its buffers) and keeps the last one that was read completely. The refresh is
-// incremental: each guest-physical frame is read at most once per poll (LinuxSystem::
-// user_page_frames / read_frame, where the reader gives frames), attestation keeps digests by frame
-// (PageDigestCache), and YARA keeps the last poll's matches by area contents (AreaFingerprint).
+// incremental: a poll is one batch of queries (LinuxSystem::begin_batch: they share a page cache),
+// one walk of a process's areas serves every kind, each guest-physical frame is read at most once
+// per poll and many per read (LinuxSystem::user_page_frames / read_frames, where the reader gives
+// frames) into a FrameTable, areas with the frames of one already seen take its results
+// (FrameListMemo), attestation keeps digests by frame (PageDigestCache), and YARA keeps the last
+// poll's matches by area contents (AreaFingerprint).
 #pragma once
 
 #include "apsh/api/exec_hash.hpp"
@@ -200,7 +203,7 @@ private:
 
 // What the incremental refresh saved (for tests and benchmarks): counts since the watch was created.
 struct WatchStats {
-	uint64_t frames_read = 0;        // pages read (attestation and YARA fingerprints), once per frame and poll
+	uint64_t frames_read = 0;        // frames read (attestation and YARA), once per frame and poll
 	uint64_t frames_reused = 0;      // pages whose frame was already read in the same poll
 	uint64_t yara_areas_scanned = 0; // areas whose contents were new: read and scanned
 	uint64_t yara_areas_reused = 0;  // areas whose contents were scanned before: their matches reused
