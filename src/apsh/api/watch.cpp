@@ -402,10 +402,20 @@ Status Watch::poll(std::vector<WatchEvent> &events)
 	prefetch_memo_.clear();
 	yara_memo_results_.clear();
 	attest_memo_results_.clear();
-	// One look at the guest: its queries share the pages they read (LinuxSystem::begin_batch).
-	system_->guest().begin_batch();
-	Status status = read(system_->guest());
-	system_->guest().end_batch();
+	// One look at the guest: its queries share the pages they read (LinuxSystem::begin_batch), until
+	// the poll ends however it ends (an exception included: later queries must read afresh).
+	struct Batch {
+		LinuxSystem &guest;
+		explicit Batch(LinuxSystem &g) : guest(g) { guest.begin_batch(); }
+		~Batch() { guest.end_batch(); }
+		Batch(const Batch &) = delete;
+		Batch &operator=(const Batch &) = delete;
+	};
+	Status status;
+	{
+		Batch batch(system_->guest());
+		status = read(system_->guest());
+	}
 	if (!status.ok()) {
 		// Keep what the last good poll scanned, and what this one did.
 		yara_last_.merge(yara_next_);

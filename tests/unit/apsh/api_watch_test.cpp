@@ -314,6 +314,9 @@ TEST_F(ApshWatch, AGuestThatCannotBeReadFailsThePollAndKeepsTheState)
 	guest_->throw_in = "processes";
 	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, collect, nullptr, nullptr), DOCA_ERROR_NO_MEMORY);
 	guest_->throw_in.clear();
+	// Every poll was one batch, ended however the poll ended (the exception included).
+	EXPECT_EQ(guest_->batches, 4);
+	EXPECT_EQ(guest_->open_batches, 0);
 	// The change is reported against the last good state.
 	Collected events = poll_ok();
 	ASSERT_EQ(events.types.size(), 1u);
