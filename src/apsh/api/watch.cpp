@@ -798,6 +798,48 @@ bool Watch::buffer_area(LinuxSystem &guest, const Process &process, uint64_t sta
 	area_slots_.assign(pages, kAbsentSlot);
 	AreaFingerprint area(key_);
 	uint64_t used = 0; // pages in area_bytes_
+	// Where the reader gives frames: the present ones read many per read (read_frames).
+	for (uint64_t i = 0; i < pages; i += kFrameChunk) {
+		const uint64_t count = std::min(pages - i, kFrameChunk);
+		if (!frames_for(guest, process, start + i * kPageSize, count)) {
+			if (i != 0)
+				return false; // cannot happen (a reader gives frames or not); scanned from the guest
+			return buffer_area_by_runs(guest, process, start, end, out);
+		}
+		area_frames_.clear();
+		for (uint64_t j = 0; j < count; ++j)
+			if (frames_[j] != LinuxSystem::kNoPhysicalAddress)
+				area_frames_.push_back(frames_[j]);
+		if (used + area_frames_.size() > kMaxBufferedPages)
+			return false;
+		if (area_bytes_.size() < (used + area_frames_.size()) * kPageSize)
+			area_bytes_.resize((used + area_frames_.size()) * kPageSize);
+		area_ok_.assign(area_frames_.size(), 0);
+		guest.read_frames(area_frames_,
+				  {area_bytes_.data() + used * kPageSize, area_frames_.size() * kPageSize}, area_ok_);
+		size_t next = 0; // in area_frames_
+		for (uint64_t j = 0; j < count; ++j) {
+			if (frames_[j] == LinuxSystem::kNoPhysicalAddress || !area_ok_[next++]) {
+				area.add_absent();
+				continue;
+			}
+			const uint8_t *bytes = area_bytes_.data() + (used + next - 1) * kPageSize;
+			area_slots_[i + j] = static_cast<uint32_t>(used + next - 1);
+			area.add_present(page_fingerprint(std::span<const uint8_t, kPageSize>(bytes, kPageSize), key_));
+		}
+		used += area_frames_.size(); // unread frames leave unused slots
+	}
+	out = area.value();
+	return true;
+}
+
+bool Watch::buffer_area_by_runs(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end,
+				Fingerprint &out)
+{
+	const uint64_t pages = (end - start) / kPageSize;
+	area_slots_.assign(pages, kAbsentSlot);
+	AreaFingerprint area(key_);
+	uint64_t used = 0; // pages in area_bytes_
 	for (uint64_t i = 0; i < pages;) {
 		const uint64_t want = std::min(pages - i, kMaxBufferedPages - used);
 		if (want == 0)

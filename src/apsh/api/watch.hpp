@@ -250,6 +250,9 @@ private:
 	// Reads an area's present pages into area_bytes_ / area_slots_ and fingerprints them; false when
 	// the area has more than kMaxBufferedArea bytes present (it is then scanned from the guest).
 	bool buffer_area(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end, Fingerprint &out);
+	// The same through read_user, run by run (readers that give no frames).
+	bool buffer_area_by_runs(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end,
+				 Fingerprint &out);
 
 	std::shared_ptr<System> system_;
 	uint32_t kinds_;
@@ -301,6 +304,8 @@ private:
 	YaraCache yara_next_;
 	std::vector<uint64_t> frames_;
 	std::vector<uint8_t> area_bytes_;
+	std::vector<uint64_t> area_frames_; // buffer_area: the present frames of a chunk
+	std::vector<uint8_t> area_ok_;
 	std::vector<uint32_t> area_slots_; // per page of the area: its offset in area_bytes_ / 4096, or kAbsent
 	// Buffers reused from poll to poll.
 	std::vector<Process> processes_;
