@@ -194,6 +194,16 @@ struct Injection {
 	uint64_t suspected_end = 0;
 };
 
+// malfind's rule, which LinuxSystem::injections applies to a process's areas: writable and
+// executable, or executable with no file behind it that the kernel did not provide ([vdso]).
+inline bool is_injection_area(const MemoryArea &area)
+{
+	const bool executable = (area.protection & 4) != 0; // PROT_EXEC
+	const bool writable = (area.protection & 2) != 0;   // PROT_WRITE
+	const bool kernel_provided = !area.file_backed && area.file_path.starts_with("[");
+	return executable && (writable || (!area.file_backed && !kernel_provided));
+}
+
 // A guest whose kernel has been located. Queries read the source afresh each time (the guest
 // keeps running), so two calls may differ; each result is consistent within itself as far as
 // the walk could tell, and every walk is bounded by Limits.
@@ -249,6 +259,19 @@ public:
 		(void)physical;
 		(void)out;
 		return false;
+	}
+	// Between begin_batch() and end_batch(), queries share the small reads of guest memory they make
+	// (a cache of recent pages) instead of each reading afresh: for a caller that makes many queries
+	// as one look at the guest (the watch's poll). Bytes read are then at most as old as the batch.
+	virtual void begin_batch() {}
+	virtual void end_batch() {}
+	// Reads many frames at once: page i of out (4,096 bytes each) from physical[i], ok[i] as
+	// read_frame would return. The default reads them one by one; readers over a source that reads
+	// many pieces per call (a QEMU process) batch them.
+	virtual void read_frames(std::span<const uint64_t> physical, std::span<uint8_t> out, std::span<uint8_t> ok)
+	{
+		for (size_t i = 0; i < physical.size(); ++i)
+			ok[i] = read_frame(physical[i], std::span<uint8_t, 4096>(out.data() + i * 4096, 4096)) ? 1 : 0;
 	}
 	// Reads user memory; stops at the first page that is not present, returns the bytes read.
 	virtual size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) = 0;

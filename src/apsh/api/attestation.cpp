@@ -17,19 +17,15 @@ void Attester::attest(LinuxSystem &guest, const Process &process, std::span<cons
 		      const ExecHashMap &map, uint32_t limit, bool count_unknown, std::vector<AreaAttestation> &out,
 		      AttestationReads &reads)
 {
-	uint32_t attested = 0;
-	for (const MemoryArea &area : areas) {
-		if (!(area.protection & 4) || area.end <= area.start)
-			continue; // executable areas only
-		if (attested++ >= limit)
-			break;
+	for_each_attested_area(areas, limit, [&](size_t k) {
+		const MemoryArea &area = areas[k];
 		AreaAttestation result;
 		result.area = &area;
 		result.file = area.file_path.empty() ? nullptr : map.find(area.file_path);
 		if (result.file != nullptr || count_unknown)
 			attest_area(guest, process, result, reads);
 		out.push_back(result);
-	}
+	});
 }
 
 void Attester::attest_area(LinuxSystem &guest, const Process &process, AreaAttestation &result, AttestationReads &reads)

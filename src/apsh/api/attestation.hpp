@@ -1,6 +1,7 @@
-// Attestation of a process's executable areas against the hash map: the one walk behind
-// doca_apsh_attestation_get (scan_api.cpp) and the continuous watch's attestation failures
-// (watch.cpp), so that both check the same areas and call the same ones "modified".
+// Attestation of a process's executable areas against the hash map. Which areas are checked
+// (for_each_attested_area) and which are "modified" (AreaAttestation::modified) are decided here
+// only, for doca_apsh_attestation_get (scan_api.cpp, through Attester) and for the continuous
+// watch's attestation failures (watch.cpp, which reads the same pages in batches shared with YARA).
 #pragma once
 
 #include "apsh/api/exec_hash.hpp"
@@ -26,6 +27,22 @@ struct AreaAttestation {
 	// decides its verdict column the same way from the DOCA attributes.)
 	bool modified() const noexcept { return file != nullptr && hashed != 0 && present != 0 && matching < present; }
 };
+
+// The executable areas attestation checks, in order, as doca_apsh_attestation_get does: at most
+// `limit` of them, anonymous ones counted against the limit too (they have nothing to compare
+// with). Calls visit(index into areas) for each.
+template <typename Visit> void for_each_attested_area(std::span<const MemoryArea> areas, uint32_t limit, Visit &&visit)
+{
+	uint32_t attested = 0;
+	for (size_t k = 0; k < areas.size(); ++k) {
+		const MemoryArea &area = areas[k];
+		if (!(area.protection & 4) || area.end <= area.start)
+			continue; // executable areas only
+		if (attested++ >= limit)
+			break;
+		visit(k);
+	}
+}
 
 // Pages read by Attester::attest, and pages whose frame it had already read in the same pass.
 struct AttestationReads {

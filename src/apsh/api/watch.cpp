@@ -73,6 +73,8 @@ constexpr uint32_t kAbsentSlot = ~uint32_t{0};
 constexpr uint64_t kMaxBufferedPages = 8192; // 32 MiB
 // Pages translated per user_page_frames call.
 constexpr uint64_t kFrameChunk = 4096;
+// Areas of at least this many pages are looked up by their frames (FrameListMemo) before their pages.
+constexpr uint64_t kMinMemoPages = 16;
 
 uint64_t fmix(uint64_t x) noexcept
 {
@@ -150,6 +152,126 @@ void AreaFingerprint::add_absent() noexcept
 Fingerprint AreaFingerprint::value() const noexcept
 {
 	return {fmix(s0_ ^ pages_), fmix(s1_ + pages_ * kP3)};
+}
+
+void FrameTable::clear() noexcept
+{
+	size_ = 0;
+	if (++generation_ == 0) { // after 2^32 polls: forget the old generations for real
+		for (Entry &entry : entries_)
+			entry.generation = 0;
+		generation_ = 1;
+	}
+}
+
+size_t FrameTable::home(uint64_t frame) const noexcept
+{
+	return static_cast<size_t>(fmix(frame >> 12)) & (entries_.size() - 1);
+}
+
+FrameTable::Entry *FrameTable::find(uint64_t frame) noexcept
+{
+	if (entries_.empty())
+		return nullptr;
+	for (size_t i = home(frame);; i = (i + 1) & (entries_.size() - 1)) {
+		Entry &entry = entries_[i];
+		if (entry.generation != generation_)
+			return nullptr;
+		if (entry.frame == frame)
+			return &entry;
+	}
+}
+
+FrameTable::Entry &FrameTable::at(uint64_t frame)
+{
+	if ((size_ + 1) * 2 > entries_.size())
+		grow();
+	for (size_t i = home(frame);; i = (i + 1) & (entries_.size() - 1)) {
+		Entry &entry = entries_[i];
+		if (entry.generation != generation_) {
+			entry = Entry{};
+			entry.frame = frame;
+			entry.generation = generation_;
+			++size_;
+			return entry;
+		}
+		if (entry.frame == frame)
+			return entry;
+	}
+}
+
+void FrameTable::grow()
+{
+	std::vector<Entry> old = std::move(entries_);
+	entries_.assign(std::max<size_t>(old.size() * 2, 1024), Entry{});
+	size_ = 0;
+	for (const Entry &entry : old)
+		if (entry.generation == generation_)
+			at(entry.frame) = entry;
+}
+
+namespace {
+
+// A bucket for a list of frames (not a fingerprint: entries are compared whole).
+uint64_t list_hash(uint64_t tag_a, uint64_t tag_b, const uint64_t *frames, size_t count) noexcept
+{
+	uint64_t a = tag_a ^ kP1, b = tag_b ^ kP2;
+	size_t i = 0;
+	for (; i + 2 <= count; i += 2) { // two independent lanes
+		a = std::rotl(a ^ frames[i], 23) * kP1;
+		b = std::rotl(b ^ frames[i + 1], 29) * kP2;
+	}
+	if (i < count)
+		a = std::rotl(a ^ frames[i], 23) * kP1;
+	return fmix(a ^ std::rotl(b, 32) ^ count);
+}
+
+} // namespace
+
+void FrameListMemo::clear()
+{
+	entries_.clear();
+	frames_.clear();
+	std::fill(buckets_.begin(), buckets_.end(), ~uint32_t{0});
+}
+
+size_t FrameListMemo::find_or_add(uint64_t tag_a, uint64_t tag_b, std::span<const uint64_t> frames, bool &added)
+{
+	const uint64_t hash = list_hash(tag_a, tag_b, frames.data(), frames.size());
+	if (buckets_.empty())
+		buckets_.assign(4096, ~uint32_t{0});
+	uint32_t *bucket = &buckets_[static_cast<size_t>(hash) & (buckets_.size() - 1)];
+	for (uint32_t i = *bucket; i != ~uint32_t{0}; i = entries_[i].next) {
+		const Entry &entry = entries_[i];
+		if (entry.tag_a == tag_a && entry.tag_b == tag_b && entry.count == frames.size() &&
+		    std::equal(frames.begin(), frames.end(),
+			       frames_.begin() + static_cast<ptrdiff_t>(entry.frames_at))) {
+			added = false;
+			return i;
+		}
+	}
+	added = true;
+	Entry entry;
+	entry.tag_a = tag_a;
+	entry.tag_b = tag_b;
+	entry.frames_at = frames_.size();
+	entry.count = frames.size();
+	entry.next = *bucket;
+	frames_.insert(frames_.end(), frames.begin(), frames.end());
+	*bucket = static_cast<uint32_t>(entries_.size());
+	entries_.push_back(entry);
+	if (entries_.size() > buckets_.size()) { // rehash at one entry per bucket
+		buckets_.assign(buckets_.size() * 2, ~uint32_t{0});
+		for (size_t i = 0; i < entries_.size(); ++i) {
+			Entry &moved = entries_[i];
+			const uint64_t rehash =
+			    list_hash(moved.tag_a, moved.tag_b, frames_.data() + moved.frames_at, moved.count);
+			uint32_t &head = buckets_[static_cast<size_t>(rehash) & (buckets_.size() - 1)];
+			moved.next = head;
+			head = static_cast<uint32_t>(i);
+		}
+	}
+	return entries_.size() - 1;
 }
 
 void WatchState::clear()
@@ -255,6 +377,7 @@ void Watch::set_yara(std::shared_ptr<YaraRules> rules, RuleFilter filter, uint64
 {
 	yara_rules_ = std::move(rules);
 	yara_filter_ = std::move(filter);
+	yara_scanner_.reset();
 	yara_all_areas_ = (scan_type & DOCA_APSH_YARA_SCAN_VMA) != 0;
 }
 
@@ -273,9 +396,26 @@ Status Watch::poll(std::vector<WatchEvent> &events)
 		return status;
 	std::lock_guard lock(system_->mutex());
 	next_.clear();
-	attester_.begin_pass();
-	frame_fingerprints_.clear();
-	Status status = read(system_->guest());
+	frame_table_.clear();
+	yara_memo_.clear();
+	attest_memo_.clear();
+	prefetch_memo_.clear();
+	yara_memo_results_.clear();
+	attest_memo_results_.clear();
+	// One look at the guest: its queries share the pages they read (LinuxSystem::begin_batch), until
+	// the poll ends however it ends (an exception included: later queries must read afresh).
+	struct Batch {
+		LinuxSystem &guest;
+		explicit Batch(LinuxSystem &g) : guest(g) { guest.begin_batch(); }
+		~Batch() { guest.end_batch(); }
+		Batch(const Batch &) = delete;
+		Batch &operator=(const Batch &) = delete;
+	};
+	Status status;
+	{
+		Batch batch(system_->guest());
+		status = read(system_->guest());
+	}
 	if (!status.ok()) {
 		// Keep what the last good poll scanned, and what this one did.
 		yara_last_.merge(yara_next_);
@@ -325,13 +465,31 @@ Status Watch::read(LinuxSystem &guest)
 			if (process.is_kernel_thread)
 				continue;
 			const WatchEvent identity = process_event(process);
-			if (kinds_ & SOFTDPU_APSH_WATCH_KIND_INJECTIONS) {
-				injections_.clear();
-				Status status = guest.injections(process, injections_);
+			const bool need_areas =
+			    (kinds_ & (SOFTDPU_APSH_WATCH_KIND_ATTESTATION | SOFTDPU_APSH_WATCH_KIND_YARA)) != 0;
+			if (need_areas) {
+				areas_.clear();
+				Status status = guest.memory_areas(process, areas_);
 				if (process_gone(status))
 					continue;
 				if (!status.ok())
 					return status;
+			}
+			if (kinds_ & SOFTDPU_APSH_WATCH_KIND_INJECTIONS) {
+				injections_.clear();
+				if (need_areas) {
+					// The same walk as guest.injections (which would read the areas again).
+					for (const MemoryArea &area : areas_)
+						if (is_injection_area(area))
+							injections_.push_back(
+							    {process.pid, area, area.start, area.end});
+				} else {
+					Status status = guest.injections(process, injections_);
+					if (process_gone(status))
+						continue;
+					if (!status.ok())
+						return status;
+				}
 				for (const Injection &injection : injections_) {
 					WatchEvent event = finding_event(identity, SOFTDPU_APSH_WATCH_INJECTION);
 					event.address = injection.suspected_start;
@@ -342,14 +500,8 @@ Status Watch::read(LinuxSystem &guest)
 								 std::move(event));
 				}
 			}
-			if (kinds_ & (SOFTDPU_APSH_WATCH_KIND_ATTESTATION | SOFTDPU_APSH_WATCH_KIND_YARA)) {
-				areas_.clear();
-				Status status = guest.memory_areas(process, areas_);
-				if (process_gone(status))
-					continue;
-				if (!status.ok())
-					return status;
-			}
+			if (need_areas)
+				prefetch_frames(guest, process);
 			if (kinds_ & SOFTDPU_APSH_WATCH_KIND_ATTESTATION)
 				if (Status status = attest(guest, process, identity); !status.ok())
 					return status;
@@ -362,25 +514,198 @@ Status Watch::read(LinuxSystem &guest)
 	return guest.source_failure();
 }
 
+void Watch::select_attested()
+{
+	attest_files_.assign(areas_.size(), nullptr);
+	for_each_attested_area(areas_, system_->settings().hashtest_limit, [&](size_t k) {
+		if (!areas_[k].file_path.empty())
+			attest_files_[k] = hash_map_->find(areas_[k].file_path);
+	});
+}
+
+namespace {
+
+// The range of pages YARA reads for an area (scan_yara's rounding); false when empty.
+bool yara_range(const MemoryArea &area, uint64_t &start, uint64_t &end)
+{
+	start = area.start & ~(kPageSize - 1);
+	end = (area.end & (kPageSize - 1)) == 0 ? area.end
+	      : area.end > ~(kPageSize - 1)     ? area.end & ~(kPageSize - 1)
+						: (area.end | (kPageSize - 1)) + 1;
+	return end > start;
+}
+
+} // namespace
+
+void Watch::prefetch_frames(LinuxSystem &guest, const Process &process)
+{
+	const bool attest = (kinds_ & SOFTDPU_APSH_WATCH_KIND_ATTESTATION) != 0;
+	const bool yara = (kinds_ & SOFTDPU_APSH_WATCH_KIND_YARA) != 0;
+	if (attest)
+		select_attested();
+	pending_.clear();
+	for (size_t k = 0; k < areas_.size(); ++k) {
+		const MemoryArea &area = areas_[k];
+		const bool digests = attest && attest_files_[k] != nullptr;
+		uint64_t start = 0, end = 0;
+		const bool fingerprints =
+		    yara && (yara_all_areas_ || area.file_path == "[heap]") && yara_range(area, start, end);
+		const uint64_t attest_pages = digests ? (area.end - area.start + kPageSize - 1) / kPageSize : 0;
+		if (digests && fingerprints && start == area.start && (end - start) / kPageSize == attest_pages) {
+			prefetch_range(guest, process, start, attest_pages,
+				       FrameTable::kDigest | FrameTable::kFingerprint);
+			continue;
+		}
+		if (digests)
+			prefetch_range(guest, process, area.start, attest_pages, FrameTable::kDigest);
+		if (fingerprints)
+			prefetch_range(guest, process, start, (end - start) / kPageSize, FrameTable::kFingerprint);
+	}
+	read_pending(guest);
+}
+
+void Watch::prefetch_range(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t pages, uint8_t need)
+{
+	constexpr size_t kBatch = 512; // frames per read_frames (2 MiB)
+	for (uint64_t i = 0; i < pages; i += kFrameChunk) {
+		const uint64_t count = std::min(pages - i, kFrameChunk);
+		if (!frames_for(guest, process, start + i * kPageSize, count))
+			return; // the reader gives no frames: attest and scan_yara read page by page
+		if (count == pages && pages >= kMinMemoPages) {
+			// The same frames asked for before in this poll (a library in another process): queued.
+			bool added = false;
+			prefetch_memo_.find_or_add(need, 0, std::span<const uint64_t>(frames_.data(), count), added);
+			if (!added)
+				return;
+		}
+		for (uint64_t j = 0; j < count; ++j) {
+			const uint64_t frame = frames_[j];
+			if (frame == LinuxSystem::kNoPhysicalAddress)
+				continue;
+			FrameTable::Entry &entry = frame_table_.at(frame);
+			const uint8_t missing = need & ~entry.have & ~entry.pending;
+			if (missing == 0)
+				continue;
+			entry.pending |= missing;
+			pending_.push_back(frame);
+			if (pending_.size() >= kBatch)
+				read_pending(guest);
+		}
+	}
+}
+
+void Watch::read_pending(LinuxSystem &guest)
+{
+	if (pending_.empty())
+		return;
+	batch_bytes_.resize(pending_.size() * kPageSize);
+	batch_ok_.assign(pending_.size(), 0);
+	guest.read_frames(pending_, batch_bytes_, batch_ok_);
+	for (size_t i = 0; i < pending_.size(); ++i) {
+		FrameTable::Entry *entry = frame_table_.find(pending_[i]);
+		if (entry == nullptr || entry->pending == 0)
+			continue; // a frame listed twice (asked for by both kinds): done at its first place
+		const uint8_t need = entry->pending;
+		entry->pending = 0;
+		if (!batch_ok_[i])
+			continue; // attest and scan_yara try it again on their own, and count it absent
+		++stats_.frames_read;
+		const std::span<const uint8_t, kPageSize> page(batch_bytes_.data() + i * kPageSize, kPageSize);
+		if (need & FrameTable::kFingerprint)
+			entry->fingerprint = page_fingerprint(page, key_);
+		if (need & FrameTable::kDigest)
+			entry->digest = page_digests_.hash(pending_[i], page);
+		entry->have |= need;
+	}
+	pending_.clear();
+}
+
 Status Watch::attest(LinuxSystem &guest, const Process &process, const WatchEvent &identity)
 {
-	attested_.clear();
-	AttestationReads reads;
-	attester_.attest(guest, process, areas_, *hash_map_, system_->settings().hashtest_limit, false, attested_,
-			 reads);
-	stats_.frames_read += reads.frames_read;
-	stats_.frames_reused += reads.frames_reused;
-	for (const AreaAttestation &result : attested_) {
+	std::array<uint8_t, kPageSize> page;
+	for (size_t k = 0; k < areas_.size(); ++k) {
+		const MemoryArea &area = areas_[k];
+		const ExecHashFile *file = attest_files_[k];
+		if (file == nullptr)
+			continue;
+		uint32_t hashed = 0, present = 0, matching = 0;
+		const uint64_t pages = (area.end - area.start + kPageSize - 1) / kPageSize;
+		bool known = false;
+		// An area with the frames of one attested before in this poll (a library's text in another
+		// process), against the same file at the same offset, has that area's counts.
+		size_t memo = 0;
+		bool memo_new = false;
+		const bool memo_eligible = pages >= kMinMemoPages && pages <= kFrameChunk;
+		if (memo_eligible) {
+			known = frames_for(guest, process, area.start, pages);
+			if (known) {
+				memo = attest_memo_.find_or_add(reinterpret_cast<uintptr_t>(file), area.offset,
+								std::span<const uint64_t>(frames_.data(), pages),
+								memo_new);
+				if (!memo_new) {
+					const AttestCounts &counts = attest_memo_results_[memo];
+					hashed = counts.hashed;
+					present = counts.present;
+					matching = counts.matching;
+					stats_.frames_reused += present;
+				}
+			}
+		}
+		for (uint64_t i = 0; i < pages && !(known && memo_eligible && !memo_new); ++i) {
+			const uint64_t va = area.start + i * kPageSize;
+			if (i % kFrameChunk == 0 && !(i == 0 && memo_eligible))
+				known = frames_for(guest, process, va, std::min(pages - i, kFrameChunk));
+			auto expected = file->pages.find(area.offset + i * kPageSize);
+			if (expected != file->pages.end())
+				++hashed;
+			// A frame shared by many processes (a library's text) is read and hashed once per poll,
+			// and hashed again only when its bytes changed since the last (page_digests_).
+			const uint64_t frame = frames_[i % kFrameChunk];
+			if (known && frame == LinuxSystem::kNoPhysicalAddress)
+				continue; // not present
+			Sha256Digest digest;
+			FrameTable::Entry *seen = known ? frame_table_.find(frame) : nullptr;
+			if (seen != nullptr && (seen->have & FrameTable::kDigest)) {
+				// Read by prefetch_frames (counted there) or by an earlier page.
+				if (seen->used & FrameTable::kDigest)
+					++stats_.frames_reused;
+				seen->used |= FrameTable::kDigest;
+				digest = seen->digest;
+			} else {
+				uint64_t physical = frame;
+				if (known ? !guest.read_frame(frame, page)
+					  : !guest.read_user_page_physical(process, va, page, physical))
+					continue;
+				++stats_.frames_read;
+				if (physical == LinuxSystem::kNoPhysicalAddress) {
+					digest = hash_page(page);
+				} else {
+					digest = page_digests_.hash(physical, page);
+					FrameTable::Entry &entry = frame_table_.at(physical);
+					entry.digest = digest;
+					entry.have |= FrameTable::kDigest;
+					entry.used |= FrameTable::kDigest;
+				}
+			}
+			++present;
+			if (expected != file->pages.end() && digest == expected->second)
+				++matching;
+		}
+		if (memo_new) {
+			attest_memo_results_.resize(attest_memo_.size());
+			attest_memo_results_[memo] = {hashed, present, matching};
+		}
+		// doca_apsh_attestation_get's verdict, from the same counts (attestation.hpp).
+		const AreaAttestation result{&area, file, hashed, present, matching};
 		if (!result.modified())
 			continue;
-		const MemoryArea &area = *result.area;
 		WatchEvent event = finding_event(identity, SOFTDPU_APSH_WATCH_ATTESTATION_FAILURE);
 		event.address = area.start;
 		event.size = area.end - area.start;
 		event.path = area.file_path;
 		event.protection = protection_string(area.protection);
-		event.pages_present = result.present;
-		event.matching_pages = result.matching;
+		event.pages_present = present;
+		event.matching_pages = matching;
 		next_.attestation_failures.emplace(FindingKey{process_key(process), area.start, {}}, std::move(event));
 	}
 	return Status::success();
@@ -398,9 +723,13 @@ bool Watch::frame_fingerprint(LinuxSystem &guest, const Process &process, uint64
 	if (known) {
 		if (frame == LinuxSystem::kNoPhysicalAddress)
 			return false;
-		if (auto seen = frame_fingerprints_.find(frame); seen != frame_fingerprints_.end()) {
-			++stats_.frames_reused;
-			out = seen->second;
+		if (FrameTable::Entry *seen = frame_table_.find(frame);
+		    seen != nullptr && (seen->have & FrameTable::kFingerprint)) {
+			// Read by prefetch_frames (counted there) or for an earlier page.
+			if (seen->used & FrameTable::kFingerprint)
+				++stats_.frames_reused;
+			seen->used |= FrameTable::kFingerprint;
+			out = seen->fingerprint;
 			return true;
 		}
 	}
@@ -410,8 +739,12 @@ bool Watch::frame_fingerprint(LinuxSystem &guest, const Process &process, uint64
 		return false;
 	++stats_.frames_read;
 	out = page_fingerprint(page, key_);
-	if (physical != LinuxSystem::kNoPhysicalAddress)
-		frame_fingerprints_.emplace(physical, out);
+	if (physical != LinuxSystem::kNoPhysicalAddress) {
+		FrameTable::Entry &entry = frame_table_.at(physical);
+		entry.fingerprint = out;
+		entry.have |= FrameTable::kFingerprint;
+		entry.used |= FrameTable::kFingerprint;
+	}
 	return true;
 }
 
@@ -420,8 +753,24 @@ Fingerprint Watch::area_fingerprint(LinuxSystem &guest, const Process &process, 
 	AreaFingerprint area(key_);
 	const uint64_t pages = (end - start) / kPageSize;
 	bool known = false;
+	// An area with the frames of one fingerprinted before in this poll has its fingerprint.
+	size_t memo = 0;
+	bool memo_new = false;
+	const bool memo_eligible = pages >= kMinMemoPages && pages <= kFrameChunk;
+	if (memo_eligible) {
+		known = frames_for(guest, process, start, pages);
+		if (known) {
+			memo = yara_memo_.find_or_add(0, 0, std::span<const uint64_t>(frames_.data(), pages), memo_new);
+			if (!memo_new) {
+				stats_.frames_reused += static_cast<uint64_t>(std::count_if(
+				    frames_.begin(), frames_.begin() + static_cast<ptrdiff_t>(pages),
+				    [](uint64_t frame) { return frame != LinuxSystem::kNoPhysicalAddress; }));
+				return yara_memo_results_[memo];
+			}
+		}
+	}
 	for (uint64_t i = 0; i < pages; ++i) {
-		if (i % kFrameChunk == 0)
+		if (i % kFrameChunk == 0 && !(i == 0 && memo_eligible))
 			known = frames_for(guest, process, start + i * kPageSize, std::min(pages - i, kFrameChunk));
 		Fingerprint page;
 		if (frame_fingerprint(guest, process, start + i * kPageSize, known, frames_[i % kFrameChunk], page))
@@ -429,10 +778,56 @@ Fingerprint Watch::area_fingerprint(LinuxSystem &guest, const Process &process, 
 		else
 			area.add_absent();
 	}
+	if (memo_new) {
+		yara_memo_results_.resize(yara_memo_.size());
+		yara_memo_results_[memo] = area.value();
+	}
 	return area.value();
 }
 
 bool Watch::buffer_area(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end, Fingerprint &out)
+{
+	const uint64_t pages = (end - start) / kPageSize;
+	area_slots_.assign(pages, kAbsentSlot);
+	AreaFingerprint area(key_);
+	uint64_t used = 0; // pages in area_bytes_
+	// Where the reader gives frames: the present ones read many per read (read_frames).
+	for (uint64_t i = 0; i < pages; i += kFrameChunk) {
+		const uint64_t count = std::min(pages - i, kFrameChunk);
+		if (!frames_for(guest, process, start + i * kPageSize, count)) {
+			if (i != 0)
+				return false; // cannot happen (a reader gives frames or not); scanned from the guest
+			return buffer_area_by_runs(guest, process, start, end, out);
+		}
+		area_frames_.clear();
+		for (uint64_t j = 0; j < count; ++j)
+			if (frames_[j] != LinuxSystem::kNoPhysicalAddress)
+				area_frames_.push_back(frames_[j]);
+		if (used + area_frames_.size() > kMaxBufferedPages)
+			return false;
+		if (area_bytes_.size() < (used + area_frames_.size()) * kPageSize)
+			area_bytes_.resize((used + area_frames_.size()) * kPageSize);
+		area_ok_.assign(area_frames_.size(), 0);
+		guest.read_frames(area_frames_,
+				  {area_bytes_.data() + used * kPageSize, area_frames_.size() * kPageSize}, area_ok_);
+		size_t next = 0; // in area_frames_
+		for (uint64_t j = 0; j < count; ++j) {
+			if (frames_[j] == LinuxSystem::kNoPhysicalAddress || !area_ok_[next++]) {
+				area.add_absent();
+				continue;
+			}
+			const uint8_t *bytes = area_bytes_.data() + (used + next - 1) * kPageSize;
+			area_slots_[i + j] = static_cast<uint32_t>(used + next - 1);
+			area.add_present(page_fingerprint(std::span<const uint8_t, kPageSize>(bytes, kPageSize), key_));
+		}
+		used += area_frames_.size(); // unread frames leave unused slots
+	}
+	out = area.value();
+	return true;
+}
+
+bool Watch::buffer_area_by_runs(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end,
+				Fingerprint &out)
 {
 	const uint64_t pages = (end - start) / kPageSize;
 	area_slots_.assign(pages, kAbsentSlot);
@@ -467,9 +862,17 @@ bool Watch::buffer_area(LinuxSystem &guest, const Process &process, uint64_t sta
 
 Status Watch::scan_yara(LinuxSystem &guest, const Process &process, const WatchEvent &identity)
 {
-	WindowScanner scanner(yara_rules_, yara_filter_, system_->settings().window, kMaxYaraMatchesPerProcess);
+	// One scanner for every process (creating a libyara scanner and its buffer per process cost more
+	// than the scan of an unchanged guest).
+	const WindowSettings window = system_->settings().window;
+	if (!yara_scanner_ || yara_scanner_->window().size != window.size ||
+	    yara_scanner_->window().step != window.step)
+		yara_scanner_ =
+		    std::make_unique<WindowScanner>(yara_rules_, yara_filter_, window, kMaxYaraMatchesPerProcess);
+	WindowScanner &scanner = *yara_scanner_;
 	if (Status status = scanner.ok(); !status.ok())
 		return status;
+	scanner.clear_hits();
 	std::vector<YaraHit> &hits = scanner.hits();
 	bool truncated = false;
 	// As scan_process_areas, area by area; an area whose contents (fingerprinted frame by frame, each
@@ -478,11 +881,8 @@ Status Watch::scan_yara(LinuxSystem &guest, const Process &process, const WatchE
 	for (const MemoryArea &area : areas_) {
 		if (!yara_all_areas_ && area.file_path != "[heap]")
 			continue;
-		const uint64_t start = area.start & ~(kPageSize - 1);
-		const uint64_t end = (area.end & (kPageSize - 1)) == 0 ? area.end
-				     : area.end > ~(kPageSize - 1)     ? area.end & ~(kPageSize - 1)
-								       : (area.end | (kPageSize - 1)) + 1;
-		if (end <= start)
+		uint64_t start = 0, end = 0;
+		if (!yara_range(area, start, end))
 			continue;
 		const ContentKey key{area_fingerprint(guest, process, start, end), (end - start) / kPageSize};
 		const std::vector<RelativeHit> *known = nullptr;

@@ -5,9 +5,12 @@
 // namespace + protocol + family + address + port, attestation failures, YARA matches and injections
 // by their process and address. diff_states compares two states; Watch reads the guest into a state
 // (reusing its buffers) and keeps the last one that was read completely. The refresh is
-// incremental: each guest-physical frame is read at most once per poll (LinuxSystem::
-// user_page_frames / read_frame, where the reader gives frames), attestation keeps digests by frame
-// (PageDigestCache), and YARA keeps the last poll's matches by area contents (AreaFingerprint).
+// incremental: a poll is one batch of queries (LinuxSystem::begin_batch: they share a page cache),
+// one walk of a process's areas serves every kind, each guest-physical frame is read at most once
+// per poll and many per read (LinuxSystem::user_page_frames / read_frames, where the reader gives
+// frames) into a FrameTable, areas with the frames of one already seen take its results
+// (FrameListMemo), attestation keeps digests by frame (PageDigestCache), and YARA keeps the last
+// poll's matches by area contents (AreaFingerprint).
 #pragma once
 
 #include "apsh/api/attestation.hpp"
@@ -146,9 +149,62 @@ private:
 	uint64_t pages_ = 0;
 };
 
+// A poll's table of guest-physical frames and what is known of each (its YARA fingerprint, its
+// attestation digest): open addressing, kept from poll to poll; clear() forgets every frame in
+// constant time (entries of older polls count as empty).
+class FrameTable {
+public:
+	static constexpr uint8_t kFingerprint = 1;
+	static constexpr uint8_t kDigest = 2;
+	struct Entry {
+		uint64_t frame = 0;
+		uint32_t generation = 0; // the poll that filled it; 0: never
+		uint8_t have = 0;        // kFingerprint / kDigest known
+		uint8_t pending = 0;     // asked for, not read yet
+		uint8_t used = 0;        // handed out at least once (WatchStats)
+		Fingerprint fingerprint;
+		Sha256Digest digest{};
+	};
+	void clear() noexcept;
+	Entry *find(uint64_t frame) noexcept;
+	// The frame's entry, added when new (invalidates pointers to other entries when it grows).
+	Entry &at(uint64_t frame);
+	size_t size() const noexcept { return size_; }
+
+private:
+	size_t home(uint64_t frame) const noexcept;
+	void grow();
+	std::vector<Entry> entries_; // a power of two, at most half full
+	uint32_t generation_ = 1;
+	size_t size_ = 0;
+};
+
+// Areas of one poll by their frames: two areas (of two processes, a library's text) with the same
+// frames in the same order, absent pages in the same places, hold the same bytes in that poll, so
+// what a kind made of one (a fingerprint, attestation counts) holds for the other. Entries are
+// matched exactly (tags and every frame compared), never by hash alone; clear() forgets a poll.
+class FrameListMemo {
+public:
+	void clear();
+	// The entry of (tag_a, tag_b, frames); added is true when it was new (the caller fills its
+	// result at that index). Indexes count from 0 in the order entries were added.
+	size_t find_or_add(uint64_t tag_a, uint64_t tag_b, std::span<const uint64_t> frames, bool &added);
+	size_t size() const noexcept { return entries_.size(); }
+
+private:
+	struct Entry {
+		uint64_t tag_a = 0, tag_b = 0;
+		size_t frames_at = 0, count = 0;
+		uint32_t next = ~uint32_t{0}; // the next entry with the same bucket
+	};
+	std::vector<Entry> entries_;
+	std::vector<uint64_t> frames_;
+	std::vector<uint32_t> buckets_; // a power of two; ~0: empty
+};
+
 // What the incremental refresh saved (for tests and benchmarks): counts since the watch was created.
 struct WatchStats {
-	uint64_t frames_read = 0;        // pages read (attestation and YARA fingerprints), once per frame and poll
+	uint64_t frames_read = 0;        // frames read (attestation and YARA), once per frame and poll
 	uint64_t frames_reused = 0;      // pages whose frame was already read in the same poll
 	uint64_t yara_areas_scanned = 0; // areas whose contents were new: read and scanned
 	uint64_t yara_areas_reused = 0;  // areas whose contents were scanned before: their matches reused
@@ -177,6 +233,13 @@ private:
 	Status read(LinuxSystem &guest);
 	Status attest(LinuxSystem &guest, const Process &process, const WatchEvent &identity);
 	Status scan_yara(LinuxSystem &guest, const Process &process, const WatchEvent &identity);
+	// Reads, many frames per read (LinuxSystem::read_frames), the frames of the process's areas
+	// that attestation (digests) and YARA (fingerprints) will look at, each at most once per poll.
+	void prefetch_frames(LinuxSystem &guest, const Process &process);
+	void prefetch_range(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t pages, uint8_t need);
+	void read_pending(LinuxSystem &guest);
+	// attest_files_ = for each of areas_, its file in the hash map when attestation checks it.
+	void select_attested();
 	// frames_ = the frames of `pages` pages from page_va; false when the reader cannot tell.
 	bool frames_for(LinuxSystem &guest, const Process &process, uint64_t page_va, uint64_t pages);
 	// The page's fingerprint through this poll's frame table (frame: its frame when known is true):
@@ -188,25 +251,37 @@ private:
 	// Reads an area's present pages into area_bytes_ / area_slots_ and fingerprints them; false when
 	// the area has more than kMaxBufferedArea bytes present (it is then scanned from the guest).
 	bool buffer_area(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end, Fingerprint &out);
+	// The same through read_user, run by run (readers that give no frames).
+	bool buffer_area_by_runs(LinuxSystem &guest, const Process &process, uint64_t start, uint64_t end,
+				 Fingerprint &out);
 
 	std::shared_ptr<System> system_;
 	uint32_t kinds_;
 	std::optional<ExecHashMap> hash_map_;
 	std::shared_ptr<YaraRules> yara_rules_;
 	RuleFilter yara_filter_;
+	std::unique_ptr<WindowScanner> yara_scanner_; // kept from process to process and poll to poll
 	bool yara_all_areas_ = true;
 	bool have_state_ = false;
 	WatchState state_;
 	WatchState next_;
 	WatchStats stats_;
 	FingerprintKey key_ = FingerprintKey::random();
-	// Per poll: the fingerprint (YARA) of each guest-physical frame read.
-	std::unordered_map<uint64_t, Fingerprint> frame_fingerprints_;
+	// Per poll: the digest (attestation) and fingerprint (YARA) of each guest-physical frame read.
+	FrameTable frame_table_;
+	std::vector<uint64_t> pending_; // frames to read in the next batch
+	std::vector<uint8_t> batch_bytes_;
+	std::vector<uint8_t> batch_ok_;
+	std::vector<const ExecHashFile *> attest_files_;
+	// Per poll: areas already fingerprinted (YARA), attested, or prefetched, by their frames.
+	FrameListMemo yara_memo_, attest_memo_, prefetch_memo_;
+	std::vector<Fingerprint> yara_memo_results_;
+	struct AttestCounts {
+		uint32_t hashed = 0, present = 0, matching = 0;
+	};
+	std::vector<AttestCounts> attest_memo_results_;
 	// Digests by frame across polls: a frame whose bytes did not change is not hashed again.
 	PageDigestCache page_digests_;
-	// Attestation (its digests by frame per poll), and its results for one process.
-	Attester attester_{page_digests_};
-	std::vector<AreaAttestation> attested_;
 	// YARA matches by area contents (fingerprint and number of pages), relative to the area's start:
 	// those of this poll's areas (next) and of the last poll's (last).
 	struct RelativeHit {
@@ -230,6 +305,8 @@ private:
 	YaraCache yara_next_;
 	std::vector<uint64_t> frames_;
 	std::vector<uint8_t> area_bytes_;
+	std::vector<uint64_t> area_frames_; // buffer_area: the present frames of a chunk
+	std::vector<uint8_t> area_ok_;
 	std::vector<uint32_t> area_slots_; // per page of the area: its offset in area_bytes_ / 4096, or kAbsent
 	// Buffers reused from poll to poll.
 	std::vector<Process> processes_;

@@ -93,6 +93,14 @@ public:
 	Status scan_run(std::span<const uint8_t> bytes, uint64_t run_va, uint64_t area_start, uint64_t limit_va);
 
 	std::vector<YaraHit> &hits() noexcept { return hits_; }
+	// Forgets the hits and the truncation, keeping the libyara scanner and the buffer (for a caller
+	// that scans one process after another: the watch).
+	void clear_hits() noexcept
+	{
+		hits_.clear();
+		truncated_ = false;
+	}
+	const WindowSettings &window() const noexcept { return window_; }
 	bool truncated() const noexcept { return truncated_; }
 	// Work done so far (for benchmarks): libyara scans and the bytes they covered.
 	uint64_t scans() const noexcept { return scans_; }

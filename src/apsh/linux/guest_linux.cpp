@@ -161,7 +161,7 @@ bool GuestLinux::read_process(uint64_t task, Process &out, SharedObjects &shared
 Status GuestLinux::walk_processes(std::vector<Process> &out)
 {
 	out.clear();
-	kernel().flush();
+	flush_kernel();
 	const uint64_t init = *image_->symbol("init_task");
 	const uint64_t link = layout_.task_tasks.offset;
 	std::unordered_set<uint64_t> seen{init};
@@ -192,7 +192,7 @@ Status GuestLinux::walk_processes(std::vector<Process> &out)
 template <typename Walk> Status GuestLinux::query(Walk &&walk)
 {
 	std::lock_guard lock(mutex_);
-	kernel().flush();
+	flush_kernel();
 	memory_->clear_failure();
 	memory_->begin_query();
 	Status status = walk();
@@ -255,6 +255,24 @@ Status GuestLinux::containers(std::vector<Container> &out)
 	return query([&] { return walk_containers(out); });
 }
 
+void GuestLinux::begin_batch()
+{
+	std::lock_guard lock(mutex_);
+	kernel().flush();
+	memory_->hold_cache(true);
+	batch_paths_.clear();
+	batch_ = true;
+}
+
+void GuestLinux::end_batch()
+{
+	std::lock_guard lock(mutex_);
+	memory_->hold_cache(false);
+	batch_paths_.clear();
+	batch_ = false;
+	scan_burst_cached_ = false;
+}
+
 Status GuestLinux::source_failure() const
 {
 	return memory_->failure();
@@ -263,7 +281,7 @@ Status GuestLinux::source_failure() const
 Status GuestLinux::walk_threads(const Process &process, std::vector<Thread> &out)
 {
 	out.clear();
-	kernel().flush();
+	flush_kernel();
 	const KernelLayout &l = layout_;
 	if (!l.task_signal || !l.signal_thread_head || !l.task_thread_node)
 		return error(DOCA_ERROR_NOT_SUPPORTED, "the kernel's BTF lacks signal_struct.thread_head");
@@ -304,7 +322,7 @@ Status GuestLinux::walk_threads(const Process &process, std::vector<Thread> &out
 Status GuestLinux::walk_modules(std::vector<Module> &out)
 {
 	out.clear();
-	kernel().flush();
+	flush_kernel();
 	const KernelLayout &l = layout_;
 	auto head = image_->symbol("modules");
 	if (!head)

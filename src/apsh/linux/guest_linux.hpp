@@ -11,6 +11,7 @@
 #include "apsh/source/physical_memory.hpp"
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -37,6 +38,9 @@ public:
 	bool read_user_page(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out) override;
 	bool user_page_frames(const Process &process, uint64_t page_va, std::span<uint64_t> physical) override;
 	bool read_frame(uint64_t physical, std::span<uint8_t, 4096> out) override;
+	void read_frames(std::span<const uint64_t> physical, std::span<uint8_t> out, std::span<uint8_t> ok) override;
+	void begin_batch() override;
+	void end_batch() override;
 	bool read_user_page_physical(const Process &process, uint64_t page_va, std::span<uint8_t, 4096> out,
 				     uint64_t &physical) override;
 	size_t read_user(const Process &process, uint64_t va, std::span<uint8_t> out) override;
@@ -51,6 +55,13 @@ private:
 
 	// Kernel reads.
 	const paging::AddressSpace &kernel() const { return *image_->kernel_space; }
+	// The kernel's translations are forgotten at each query's start, and within a batch
+	// (begin_batch) at its start only.
+	void flush_kernel() const
+	{
+		if (!batch_)
+			kernel().flush();
+	}
 	bool valid_kernel_pointer(uint64_t pointer) const;
 	std::optional<uint64_t> read_field(uint64_t base, const Field &field) const;
 	std::optional<uint64_t> read_pointer(uint64_t base, const Field &field) const;
@@ -98,6 +109,7 @@ private:
 	Status walk_maple_node(uint64_t encoded, uint64_t min, uint64_t max, int depth, std::vector<uint64_t> &vmas,
 			       size_t &nodes) const;
 	std::string file_path(uint64_t file) const;
+	std::string dentry_path(std::optional<uint64_t> dentry, std::optional<uint64_t> vfsmount) const;
 	std::unique_ptr<paging::AddressSpace> user_space(uint64_t mm) const;
 	const paging::AddressSpace *scan_space(uint64_t mm);
 	Status read_user_strings(const Process &process, const Field &start_field, const Field &end_field,
@@ -117,6 +129,9 @@ private:
 	std::unique_ptr<paging::AddressSpace> scan_space_;
 	uint64_t scan_space_mm_ = 0;
 	std::chrono::steady_clock::time_point scan_space_last_use_;
+	bool batch_ = false; // between begin_batch and end_batch
+	// The batch's paths by (dentry, vfsmount) (file_path).
+	mutable std::map<std::pair<uint64_t, uint64_t>, std::string> batch_paths_;
 	bool scan_burst_cached_ = false; // the source's page cache is on for the current burst
 };
 

@@ -8,6 +8,8 @@
 #include <sys/mman.h>
 #include <unordered_set>
 
+static_assert(PROT_WRITE == 2 && PROT_EXEC == 4); // is_injection_area's bits
+
 namespace softdpu::apsh::os {
 
 namespace {
@@ -161,6 +163,22 @@ std::string GuestLinux::file_path(uint64_t file) const
 	auto vfsmount = read_pointer(file, l.file_mnt);
 	if (!dentry)
 		return {};
+	// Within a batch, each (dentry, mount) is resolved once: the files of a shared library in every
+	// process have the same ones.
+	const std::pair<uint64_t, uint64_t> key{*dentry, vfsmount.value_or(0)};
+	if (batch_) {
+		if (auto known = batch_paths_.find(key); known != batch_paths_.end())
+			return known->second;
+	}
+	std::string path = dentry_path(*dentry, vfsmount);
+	if (batch_)
+		batch_paths_.emplace(key, path);
+	return path;
+}
+
+std::string GuestLinux::dentry_path(std::optional<uint64_t> dentry, std::optional<uint64_t> vfsmount) const
+{
+	const KernelLayout &l = layout_;
 	std::vector<std::string> parts;
 	size_t total = 0;
 	for (size_t step = 0; step < max_path_components; step++) {
@@ -271,7 +289,7 @@ Status GuestLinux::walk_areas(const Process &process, uint64_t mm, std::vector<M
 
 Status GuestLinux::walk_memory_areas(const Process &process, std::vector<MemoryArea> &out)
 {
-	kernel().flush();
+	flush_kernel();
 	out.clear();
 	uint64_t mm;
 	return areas_of(process, mm, out);
@@ -287,7 +305,7 @@ Status GuestLinux::areas_of(const Process &process, uint64_t &mm, std::vector<Me
 
 Status GuestLinux::walk_libraries(const Process &process, std::vector<Library> &out)
 {
-	kernel().flush();
+	flush_kernel();
 	out.clear();
 	uint64_t mm;
 	std::vector<MemoryArea> areas;
@@ -360,7 +378,7 @@ Status GuestLinux::read_user_strings(const Process &process, const Field &start_
 
 Status GuestLinux::walk_envars(const Process &process, std::vector<EnvVar> &out)
 {
-	kernel().flush();
+	flush_kernel();
 	out.clear();
 	std::vector<std::string> strings;
 	Status status = read_user_strings(process, layout_.mm_env_start, layout_.mm_env_end, strings);
@@ -375,7 +393,7 @@ Status GuestLinux::walk_envars(const Process &process, std::vector<EnvVar> &out)
 
 Status GuestLinux::walk_parameters(const Process &process, ProcessParameters &out)
 {
-	kernel().flush();
+	flush_kernel();
 	out = {};
 	out.pid = process.pid;
 	std::vector<std::string> arguments;
@@ -401,20 +419,15 @@ Status GuestLinux::walk_parameters(const Process &process, ProcessParameters &ou
 
 Status GuestLinux::walk_injections(const Process &process, std::vector<Injection> &out)
 {
-	kernel().flush();
+	flush_kernel();
 	out.clear();
 	uint64_t mm;
 	std::vector<MemoryArea> areas;
 	// A torn walk still yields the areas read before the break: check those, report the error.
 	Status status = areas_of(process, mm, areas);
-	for (const MemoryArea &area : areas) {
-		bool executable = area.protection & PROT_EXEC;
-		bool writable = area.protection & PROT_WRITE;
-		bool kernel_provided = !area.file_backed && area.file_path.starts_with("[");
-		// malfind's rule: writable and executable, or executable code with no file behind it.
-		if (executable && (writable || (!area.file_backed && !kernel_provided)))
+	for (const MemoryArea &area : areas)
+		if (is_injection_area(area))
 			out.push_back({process.pid, area, area.start, area.end});
-	}
 	return status;
 }
 
@@ -464,6 +477,16 @@ bool GuestLinux::read_frame(uint64_t physical, std::span<uint8_t, 4096> out)
 	return (physical & page_mask) == 0 && memory_->read(physical, out);
 }
 
+void GuestLinux::read_frames(std::span<const uint64_t> physical, std::span<uint8_t> out, std::span<uint8_t> ok)
+{
+	if (std::any_of(physical.begin(), physical.end(), [](uint64_t frame) { return (frame & page_mask) != 0; })) {
+		LinuxSystem::read_frames(physical, out, ok); // one by one: read_frame refuses what is not a frame
+		return;
+	}
+	std::lock_guard lock(mutex_);
+	memory_->read_pages(physical, out, ok);
+}
+
 size_t GuestLinux::read_user(const Process &process, uint64_t va, std::span<uint8_t> out)
 {
 	std::lock_guard lock(mutex_);
@@ -495,6 +518,7 @@ const paging::AddressSpace *GuestLinux::scan_space(uint64_t mm)
 	// a query in between ended it, and a new burst starts it afresh.
 	if (!scan_burst_cached_) {
 		memory_->begin_query();
+		scan_space_->flush(); // the translations and page tables kept are those of this burst only
 		scan_burst_cached_ = true;
 	}
 	scan_space_last_use_ = now;

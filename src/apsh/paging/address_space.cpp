@@ -27,6 +27,22 @@ bool AddressSpace::is_canonical(uint64_t va) const
 void AddressSpace::flush() const
 {
 	cache_.fill(CacheEntry{});
+	if (tables_)
+		for (size_t i = 0; i < table_slots; ++i)
+			tables_[i].table = 1;
+}
+
+const AddressSpace::TableSlot &AddressSpace::last_level_table(uint64_t table) const
+{
+	if (!tables_)
+		tables_ = std::make_unique_for_overwrite<TableSlot[]>(table_slots);
+	TableSlot &slot = tables_[(table >> 12) % table_slots];
+	if (slot.table != table) {
+		slot.table = table;
+		slot.readable =
+		    memory_.read(table, {reinterpret_cast<uint8_t *>(slot.entries.data()), sizeof(slot.entries)});
+	}
+	return slot;
 }
 
 std::optional<uint64_t> AddressSpace::walk(uint64_t va) const
@@ -68,15 +84,17 @@ void AddressSpace::translate_pages(uint64_t va, std::span<uint64_t> out) const
 	uint64_t region = 1; // an odd value never matches va >> 21
 	enum class Kind { absent, large, table } kind = Kind::absent;
 	uint64_t large_base = 0, large_mask = 0;
-	std::array<uint64_t, 512> entries;
+	const std::array<uint64_t, 512> *entries = nullptr;
 	for (size_t i = 0; i < out.size(); ++i) {
 		const uint64_t page = va + i * page_size;
 		out[i] = kNoPage;
-		if (page < va || !is_canonical(page))
-			continue;
+		if (page < va)
+			continue; // wrapped past the top
 		if ((page >> 21) << 1 != region) {
 			region = (page >> 21) << 1;
 			kind = Kind::absent;
+			if (!is_canonical(page)) // a 2 MiB region is canonical whole or not at all
+				continue;
 			uint64_t table = top_table_;
 			for (int level = levels_; level >= 2; level--) {
 				const int shift = 12 + 9 * (level - 1);
@@ -90,17 +108,17 @@ void AddressSpace::translate_pages(uint64_t va, std::span<uint64_t> out) const
 					break;
 				}
 				table = *entry & frame_mask;
-				if (level == 2)
-					kind = memory_.read(table, {reinterpret_cast<uint8_t *>(entries.data()),
-								    sizeof(entries)})
-						   ? Kind::table
-						   : Kind::absent;
+				if (level == 2) {
+					const TableSlot &slot = last_level_table(table);
+					entries = &slot.entries;
+					kind = slot.readable ? Kind::table : Kind::absent;
+				}
 			}
 		}
 		if (kind == Kind::large) {
 			out[i] = large_base | (page & large_mask);
 		} else if (kind == Kind::table) {
-			const uint64_t entry = entries[(page >> 12) & 0x1ff];
+			const uint64_t entry = (*entries)[(page >> 12) & 0x1ff];
 			if (entry & present_bit)
 				out[i] = entry & frame_mask;
 		}

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 
@@ -25,7 +26,8 @@ public:
 	std::optional<uint64_t> translate(uint64_t va) const;
 	// Translates out.size() consecutive pages from the page-aligned va: out[i] is the physical
 	// address of page i, or kNoPage when it is not mapped. Reads each page table once (not a walk per
-	// page): for callers that translate whole areas.
+	// page): for callers that translate whole areas. The last-level tables read are kept until
+	// flush(), so that areas sharing a table (a library's text, data and bss) read it once.
 	static constexpr uint64_t kNoPage = ~uint64_t{0};
 	void translate_pages(uint64_t va, std::span<uint64_t> out) const;
 	// Copies from va until the first unmapped page; returns the bytes copied.
@@ -58,6 +60,15 @@ private:
 	uint64_t top_table_;
 	int levels_;
 	mutable std::array<CacheEntry, cache_entries> cache_{};
+	// translate_pages' last-level tables, direct-mapped by physical address (allocated on first use).
+	struct TableSlot {
+		uint64_t table = 1; // an odd value never matches a table's address
+		bool readable = false;
+		std::array<uint64_t, 512> entries;
+	};
+	static constexpr size_t table_slots = 16;
+	mutable std::unique_ptr<TableSlot[]> tables_; // entries left uninitialised until read
+	const TableSlot &last_level_table(uint64_t table) const;
 };
 
 } // namespace softdpu::apsh::paging

@@ -494,13 +494,24 @@ void PhysicalMemory::begin_query() const
 {
 	std::lock_guard lock(cache_mutex_);
 	cache_active_ = file_ != nullptr;
-	std::fill(cache_tags_.begin(), cache_tags_.end(), 0);
+	if (!cache_held_)
+		std::fill(cache_tags_.begin(), cache_tags_.end(), 0);
 }
 
 void PhysicalMemory::end_query() const
 {
 	std::lock_guard lock(cache_mutex_);
+	if (cache_held_)
+		return;
 	cache_active_ = false;
+	std::fill(cache_tags_.begin(), cache_tags_.end(), 0);
+}
+
+void PhysicalMemory::hold_cache(bool hold) const
+{
+	std::lock_guard lock(cache_mutex_);
+	cache_held_ = hold;
+	cache_active_ = hold && file_ != nullptr;
 	std::fill(cache_tags_.begin(), cache_tags_.end(), 0);
 }
 
@@ -515,10 +526,24 @@ bool PhysicalMemory::read_cached(uint64_t offset, std::span<uint8_t> out) const
 		return false;
 	if (cache_tags_.empty()) {
 		cache_tags_.assign(cache_pages, 0);
+		cache_stamp_.assign(cache_pages, 0);
 		cache_bytes_.resize(cache_pages * page);
 	}
 	const uint64_t index = offset / page;
-	const size_t slot = static_cast<size_t>(index % cache_pages);
+	// The set by a mix of the page index (physical pages a walk uses together are often a
+	// power-of-two stride apart), then the way that holds the page, or the least recently used.
+	const uint64_t mixed = (index * 0x9e3779b97f4a7c15u) >> 32;
+	const size_t set = static_cast<size_t>(mixed % cache_sets) * cache_ways;
+	size_t slot = set;
+	for (size_t way = set; way < set + cache_ways; ++way) {
+		if (cache_tags_[way] == index + 1) {
+			slot = way;
+			break;
+		}
+		if (cache_stamp_[way] < cache_stamp_[slot])
+			slot = way;
+	}
+	cache_stamp_[slot] = ++cache_clock_;
 	uint8_t *bytes = cache_bytes_.data() + slot * page;
 	if (cache_tags_[slot] != index + 1) {
 		// The whole page as far as the file went when opened; a short read (the file shrank) is
@@ -591,6 +616,47 @@ bool PhysicalMemory::read(uint64_t gpa, std::span<uint8_t> out) const
 		done += chunk;
 	}
 	return true;
+}
+
+size_t ByteSource::read_pieces(std::span<const Piece> pieces, std::string &why) const
+{
+	for (size_t i = 0; i < pieces.size(); ++i)
+		if (!read(pieces[i].offset, pieces[i].out, why))
+			return i;
+	return pieces.size();
+}
+
+void PhysicalMemory::read_pages(std::span<const uint64_t> gpas, std::span<uint8_t> out, std::span<uint8_t> ok) const
+{
+	std::vector<ByteSource::Piece> pieces;
+	std::vector<size_t> index; // pieces[j] is page index[j]
+	pieces.reserve(gpas.size());
+	index.reserve(gpas.size());
+	for (size_t i = 0; i < gpas.size(); ++i) {
+		const std::span<uint8_t> page = out.subspan(i * kPageBytes, kPageBytes);
+		const RamRange *range = range_for(gpas[i]);
+		if (file_ && range && range->gpa_end - gpas[i] >= kPageBytes) {
+			pieces.push_back({range->file_offset + (gpas[i] - range->gpa_start), page});
+			index.push_back(i);
+		} else {
+			ok[i] = read(gpas[i], page) ? 1 : 0; // over bytes, outside RAM, or across ranges
+		}
+	}
+	std::span<const ByteSource::Piece> rest = pieces;
+	size_t at = 0;
+	while (!rest.empty()) {
+		std::string why;
+		const size_t done = file_->read_pieces(rest, why);
+		for (size_t j = 0; j < done; ++j)
+			ok[index[at + j]] = 1;
+		if (done == rest.size())
+			break;
+		// As read() of that page: the failure is recorded, the page is not read; the rest are tried.
+		record_failure(why);
+		ok[index[at + done]] = 0;
+		at += done + 1;
+		rest = rest.subspan(done + 1);
+	}
 }
 
 uint64_t PhysicalMemory::next_data(uint64_t gpa) const

@@ -30,6 +30,16 @@ public:
 	// Reads [offset, offset + out.size()). False, with why naming the source, when it no longer
 	// holds all of it (the file shrank, the process exited) or the read fails.
 	virtual bool read(uint64_t offset, std::span<uint8_t> out, std::string &why) const = 0;
+	// One piece of a batched read: [offset, offset + out.size()) into out.
+	struct Piece {
+		uint64_t offset = 0;
+		std::span<uint8_t> out;
+	};
+	// Reads the pieces in order, as read() on each would, but with as few calls to the kernel as the
+	// source allows (a QEMU process: many pieces per process_vm_readv). Returns how many pieces, from
+	// the first, were read whole; when that is fewer than all, why says why the next one failed (as
+	// read() would) and the pieces after it are not read.
+	virtual size_t read_pieces(std::span<const Piece> pieces, std::string &why) const;
 	// The first offset in [offset, end) that may hold data (holes before it read as zeros), or end.
 	virtual uint64_t next_data(uint64_t offset, uint64_t end) const { return offset < end ? offset : end; }
 	// Where the data at offset ends (the next hole, or end).
@@ -112,6 +122,12 @@ public:
 			return std::nullopt;
 		return value;
 	}
+	// Reads whole pages: page i of out (4,096 bytes each, out.size() == 4096 * gpas.size()) from
+	// gpas[i]; ok[i] is what read(gpas[i], page i) would return, a failure of the source recorded
+	// in the same way (failure()). Pages inside one RAM range go to the source many at a time
+	// (ByteSource::read_pieces: one process_vm_readv for up to 1,024 pages of a QEMU process).
+	static constexpr size_t kPageBytes = 4096;
+	void read_pages(std::span<const uint64_t> gpas, std::span<uint8_t> out, std::span<uint8_t> ok) const;
 	// The first GPA at or after gpa, inside gpa's RAM range, that may hold data: the holes of a
 	// sparse file before it hold zeros. The range's end when only holes follow; gpa itself when
 	// gpa is outside every range or the source has no holes.
@@ -130,6 +146,11 @@ public:
 	// (both flush it); outside, every read goes to the file. Reads of a page or more bypass it.
 	void begin_query() const;
 	void end_query() const;
+	// Between hold_cache(true) and hold_cache(false) the cache is on and kept across queries (a
+	// series of queries that one caller treats as one look at the guest: a watch's poll), so that
+	// pages several queries read (a process's task and mm, the dentries of shared libraries) are
+	// read once; bytes read through it are then as old as the hold, at most.
+	void hold_cache(bool hold) const;
 
 	// The first failure to read the source since it was opened or since clear_failure(): the file
 	// shrank, or a read error. Such a read returns false, as a read of absent memory does; callers
@@ -159,12 +180,18 @@ private:
 	uint32_t process_id_ = 0;
 	bool read_cached(uint64_t offset, std::span<uint8_t> out) const;
 
-	// The query cache: direct-mapped file pages, allocated on first use.
-	static constexpr size_t cache_pages = 128;
+	// The query cache: file pages in 4-way sets (a walk's hot pages, such as a process's VMA slab
+	// pages and page tables, rarely evict each other), allocated on first use.
+	static constexpr size_t cache_ways = 4;
+	static constexpr size_t cache_sets = 128;
+	static constexpr size_t cache_pages = cache_ways * cache_sets;
 	static constexpr size_t max_cached_read = 512;
 	mutable std::mutex cache_mutex_;
 	mutable bool cache_active_ = false;
-	mutable std::vector<uint64_t> cache_tags_; // file page index + 1; 0: empty
+	mutable bool cache_held_ = false;
+	mutable std::vector<uint64_t> cache_tags_;  // file page index + 1; 0: empty
+	mutable std::vector<uint64_t> cache_stamp_; // when each slot was last used (the oldest is replaced)
+	mutable uint64_t cache_clock_ = 0;
 	mutable std::vector<uint8_t> cache_bytes_;
 
 	mutable std::atomic<bool> failed_{false};

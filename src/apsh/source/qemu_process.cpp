@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -923,6 +924,46 @@ bool QemuProcessMemory::read(uint64_t address, std::span<uint8_t> out, std::stri
 		return false;
 	}
 	return true;
+}
+
+size_t QemuProcessMemory::read_pieces(std::span<const Piece> pieces, std::string &why) const
+{
+	if (mem_fd_.valid())
+		return ByteSource::read_pieces(pieces, why);
+	constexpr size_t max_iovecs = 1024; // IOV_MAX
+	std::array<iovec, max_iovecs> local;
+	std::array<iovec, max_iovecs> remote;
+	size_t done = 0;
+	while (done < pieces.size()) {
+		const size_t count = std::min(pieces.size() - done, max_iovecs);
+		size_t total = 0;
+		for (size_t i = 0; i < count; ++i) {
+			const Piece &piece = pieces[done + i];
+			local[i] = {piece.out.data(), piece.out.size()};
+			remote[i] = {reinterpret_cast<void *>(piece.offset), piece.out.size()};
+			total += piece.out.size();
+		}
+		const ssize_t n =
+		    ::process_vm_readv(static_cast<pid_t>(pid_), local.data(), count, remote.data(), count, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		// The pieces the call read whole; the next one (short, or the call failed) is read alone,
+		// which retries what can be retried and says why it cannot be read.
+		size_t whole = 0;
+		if (n > 0)
+			for (size_t left = static_cast<size_t>(n);
+			     whole < count && left >= pieces[done + whole].out.size(); ++whole)
+				left -= pieces[done + whole].out.size();
+		done += whole;
+		if (n >= 0 && static_cast<size_t>(n) == total)
+			continue;
+		if (done < pieces.size()) {
+			if (!read(pieces[done].offset, pieces[done].out, why))
+				return done;
+			++done;
+		}
+	}
+	return done;
 }
 
 Status open_qemu_process(const SourceSpec &spec, std::unique_ptr<QemuProcessMemory> &out, std::vector<RamRange> &ranges)

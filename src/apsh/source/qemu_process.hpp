@@ -100,6 +100,8 @@ class QemuProcessMemory : public ByteSource {
 public:
 	~QemuProcessMemory() override = default;
 	bool read(uint64_t address, std::span<uint8_t> out, std::string &why) const override;
+	// Up to 1,024 pieces per process_vm_readv (IOV_MAX); through /proc/PID/mem, one pread each.
+	size_t read_pieces(std::span<const Piece> pieces, std::string &why) const override;
 	uint64_t size() const override { return end_; }
 	uint32_t pid() const { return pid_; }
 	// "QEMU process 1234 (-name vm1)"

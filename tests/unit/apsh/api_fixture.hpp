@@ -54,6 +54,8 @@ struct FakeGuest {
 	// Empty: the reader cannot tell (LinuxSystem's defaults).
 	std::map<std::pair<uint32_t, uint64_t>, uint64_t> frames;
 	int frame_reads = 0;
+	int batches = 0;      // begin_batch calls
+	int open_batches = 0; // begin_batch less end_batch
 
 	// Gives (pid, va) the frame `physical`, and the bytes of the page already at that frame.
 	void share(uint32_t pid, uint64_t va, uint64_t physical)
@@ -169,6 +171,12 @@ public:
 		}
 		return true;
 	}
+	void begin_batch() override
+	{
+		++guest_->batches;
+		++guest_->open_batches;
+	}
+	void end_batch() override { --guest_->open_batches; }
 	bool read_frame(uint64_t physical, std::span<uint8_t, 4096> out) override
 	{
 		for (const auto &[where, frame] : guest_->frames) {

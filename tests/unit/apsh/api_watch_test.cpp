@@ -340,6 +340,9 @@ TEST_F(ApshWatch, AGuestThatCannotBeReadFailsThePollAndKeepsTheState)
 	guest_->throw_in = "processes";
 	EXPECT_EQ(softdpu_apsh_watch_poll(watch_, collect, nullptr, nullptr), DOCA_ERROR_NO_MEMORY);
 	guest_->throw_in.clear();
+	// Every poll was one batch, ended however the poll ended (the exception included).
+	EXPECT_EQ(guest_->batches, 4);
+	EXPECT_EQ(guest_->open_batches, 0);
 	// The change is reported against the last good state.
 	Collected events = poll_ok();
 	ASSERT_EQ(events.types.size(), 1u);
@@ -708,6 +711,34 @@ protected:
 	std::unique_ptr<Watch> watch_;
 };
 
+TEST(WatchFrameTable, FindsWhatItHoldsGrowsAndForgetsAPoll)
+{
+	FrameTable table;
+	EXPECT_EQ(table.find(0x1000), nullptr);
+	for (uint64_t i = 0; i < 5000; ++i) { // grows past its first size several times
+		FrameTable::Entry &entry = table.at(i * 0x1000);
+		EXPECT_EQ(entry.have, 0);
+		entry.fingerprint = {i, ~i};
+		entry.have = FrameTable::kFingerprint;
+	}
+	EXPECT_EQ(table.size(), 5000u);
+	for (uint64_t i = 0; i < 5000; ++i) {
+		FrameTable::Entry *entry = table.find(i * 0x1000);
+		ASSERT_NE(entry, nullptr) << i;
+		EXPECT_EQ(entry->fingerprint, (Fingerprint{i, ~i}));
+		EXPECT_EQ(&table.at(i * 0x1000), entry); // at() finds it, adds nothing
+	}
+	EXPECT_EQ(table.size(), 5000u);
+	EXPECT_EQ(table.find(5000 * 0x1000), nullptr);
+	table.clear();
+	EXPECT_EQ(table.size(), 0u);
+	for (uint64_t i = 0; i < 5000; ++i)
+		ASSERT_EQ(table.find(i * 0x1000), nullptr) << i;
+	FrameTable::Entry &again = table.at(0x3000); // a fresh entry, nothing of the last poll
+	EXPECT_EQ(again.have, 0);
+	EXPECT_EQ(table.size(), 1u);
+}
+
 TEST_F(WatchIncremental, YaraScansAreaContentsOncePerChange)
 {
 	std::shared_ptr<YaraRules> rules;
@@ -802,6 +833,53 @@ TEST_F(WatchIncremental, AttestationReadsEachFrameOncePerPoll)
 	EXPECT_EQ(events[1].address, 0x400000u);
 	EXPECT_EQ(events[1].matching_pages, 1u);
 	EXPECT_EQ(events[1].pages_present, 2u);
+	EXPECT_TRUE(poll().empty());
+}
+
+// Attestation and YARA in one watch: each frame is read once per poll for both, and each kind
+// reports what it reports alone.
+TEST_F(WatchIncremental, AttestationAndYaraReadEachFrameOnceForBoth)
+{
+	ExecHashFile file;
+	file.path = "/bin/marker_app";
+	file.size = 8192;
+	file.elf = false;
+	std::array<uint8_t, kPageSize> page;
+	for (uint64_t offset : {0u, 4096u}) {
+		std::memcpy(page.data(), guest_->pages[{42, 0x400000 + offset}].data(), page.size());
+		file.pages[offset] = hash_page(page);
+	}
+	ExecHashMap map;
+	map.files.push_back(file);
+	TempFile map_file(format_exec_hash_map(map));
+	std::shared_ptr<YaraRules> rules;
+	ASSERT_TRUE(YaraRules::compile("rule inc_marker { strings: $a = \"INC_MARKER_42\" condition: $a }", "test",
+				       false, rules)
+			.ok());
+	watch(SOFTDPU_APSH_WATCH_KIND_ATTESTATION | SOFTDPU_APSH_WATCH_KIND_YARA | SOFTDPU_APSH_WATCH_KIND_INJECTIONS);
+	ASSERT_TRUE(watch_->set_hash_map(map_file.path()).ok());
+	watch_->set_yara(rules, {}, DOCA_APSH_YARA_SCAN_VMA);
+	EXPECT_TRUE(poll().empty());
+	EXPECT_EQ(watch_->stats().frames_read, 4u); // two text frames (digest and fingerprint), two heap
+	EXPECT_TRUE(poll().empty());
+	EXPECT_EQ(watch_->stats().frames_read, 8u);
+
+	const uint8_t patch = 0xcc;
+	guest_->put_frame_bytes(42, 0x401010, &patch, 1);
+	const char marker[] = "INC_MARKER_42";
+	guest_->put_frame_bytes(42, 0x600100, marker, sizeof(marker) - 1); // the shared heap frame: both
+	std::vector<WatchEvent> events = poll();
+	ASSERT_EQ(events.size(), 4u);
+	EXPECT_EQ(events[0].type, SOFTDPU_APSH_WATCH_ATTESTATION_FAILURE);
+	EXPECT_EQ(events[0].pid, 42u);
+	EXPECT_EQ(events[1].type, SOFTDPU_APSH_WATCH_ATTESTATION_FAILURE);
+	EXPECT_EQ(events[1].pid, 43u);
+	EXPECT_EQ(events[1].matching_pages, 1u);
+	EXPECT_EQ(events[2].type, SOFTDPU_APSH_WATCH_YARA_MATCH);
+	EXPECT_EQ(events[2].pid, 42u);
+	EXPECT_EQ(events[2].address, 0x600000u);
+	EXPECT_EQ(events[3].type, SOFTDPU_APSH_WATCH_YARA_MATCH);
+	EXPECT_EQ(events[3].pid, 43u);
 	EXPECT_TRUE(poll().empty());
 }
 

@@ -19,10 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -392,6 +394,75 @@ TEST(QemuProcessLive, ExitWhileReadIsAnErrorNotACrash)
 	memory->clear_failure();
 	status = memory->scan({}, [](const ScanWindow &) { return true; });
 	EXPECT_FALSE(status.ok());
+}
+
+// Many pages per process_vm_readv (read_pages, read_pieces): the same bytes as page by page, over
+// two NUMA nodes adjacent in guest-physical memory (a page across them), a piece the process does
+// not map in the middle of a batch (a short read: the pieces before and after it are read), more
+// pieces than one call takes, and the process exiting: every page fails, with the reason.
+TEST(QemuProcessLive, BatchedReadsAnswerAsSingleReads)
+{
+	if (!have_qemu())
+		GTEST_SKIP() << "no qemu-system-x86_64";
+	const fs::path data = fs::temp_directory_path() / ("apsh_batch." + std::to_string(::getpid()));
+	const auto low = write_pattern(data.string() + ".0", 41);
+	const auto high = write_pattern(data.string() + ".1", 42);
+	const std::string numa =
+	    "pc -object memory-backend-ram,id=m0,size=1G -object memory-backend-ram,id=m1,size=1536M"
+	    " -numa node,memdev=m0 -numa node,memdev=m1";
+	// Node 0 is [0, 1 GiB); the patterns lie on both sides of its end.
+	PausedQemu qemu(numa, "2560M", "apsh-batch-test",
+			{{data.string() + ".0", GiB - 8192}, {data.string() + ".1", GiB}});
+	fs::remove(data.string() + ".0");
+	fs::remove(data.string() + ".1");
+	ASSERT_TRUE(qemu.started()) << "qemu did not start";
+	std::unique_ptr<PhysicalMemory> memory;
+	Status status = PhysicalMemory::open({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, memory);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	ASSERT_GE(memory->ranges().size(), 2u);
+
+	std::vector<uint64_t> gpas = {GiB - 8192, GiB - 4096, GiB - 2048 /* across the nodes */, GiB, GiB + 4096,
+				      0x200000,   3 * GiB /* outside RAM */};
+	for (uint64_t i = 0; i < 1500; ++i) // more than one call's 1,024 pieces
+		gpas.push_back(0x100000 + i * 4096 * 3);
+	std::vector<uint8_t> pages(gpas.size() * 4096), ok(gpas.size()), one(4096);
+	memory->read_pages(gpas, pages, ok);
+	for (size_t i = 0; i < gpas.size(); ++i) {
+		const bool single = memory->read(gpas[i], one);
+		ASSERT_EQ(ok[i], single ? 1 : 0) << i;
+		if (single) {
+			ASSERT_EQ(std::memcmp(pages.data() + i * 4096, one.data(), 4096), 0) << i;
+		}
+	}
+	EXPECT_EQ(ok[2], 1);
+	EXPECT_EQ(ok[6], 0);
+	EXPECT_EQ(std::vector<uint8_t>(pages.begin(), pages.begin() + 8192), low);
+	EXPECT_EQ(std::vector<uint8_t>(pages.begin() + 3 * 4096, pages.begin() + 5 * 4096), high);
+	EXPECT_TRUE(memory->failure().ok()) << memory->failure().reason;
+
+	// The byte source itself: a piece at a host address the process does not map, in the middle.
+	std::unique_ptr<QemuProcessMemory> process;
+	std::vector<RamRange> ranges;
+	status = open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, process, ranges);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	std::vector<uint8_t> a(4096), b(4096), c(4096);
+	const uint64_t host = ranges[0].file_offset + (GiB - 8192 - ranges[0].gpa_start);
+	const std::vector<ByteSource::Piece> pieces = {{host, a}, {4096, b}, {host + 4096, c}};
+	std::string why;
+	EXPECT_EQ(process->read_pieces(pieces, why), 1u);
+	EXPECT_NE(why.find("can no longer be read"), std::string::npos) << why;
+	EXPECT_EQ(std::vector<uint8_t>(a.begin(), a.end()), std::vector<uint8_t>(low.begin(), low.begin() + 4096));
+	why.clear();
+	EXPECT_EQ(process->read_pieces(std::span(pieces).subspan(2), why), 1u) << why;
+	EXPECT_EQ(std::vector<uint8_t>(c.begin(), c.end()), std::vector<uint8_t>(low.begin() + 4096, low.end()));
+
+	qemu.kill();
+	std::fill(ok.begin(), ok.end(), 1);
+	memory->read_pages(gpas, pages, ok);
+	EXPECT_EQ(std::count(ok.begin(), ok.end(), 1), 0);
+	const Status failure = memory->failure();
+	EXPECT_EQ(failure.code, DOCA_ERROR_IO_FAILED);
+	EXPECT_NE(failure.reason.find("exited while it was read"), std::string::npos) << failure.reason;
 }
 
 TEST(QemuProcessLive, ProcessesThatAreNotQemu)

@@ -155,6 +155,123 @@ TEST(ReaderSource, SmallReadsShareAPageWithinAQueryOnly)
 	memory->end_query();
 }
 
+// A held cache (a watch's poll) keeps the pages across queries; the hold's end forgets them.
+TEST(ReaderSource, HeldCacheSpansQueriesUntilReleased)
+{
+	Scratch file(2 << 20);
+	const uint64_t first = 0x1111, second = 0x2222;
+	file.write(0x5008, &first, sizeof(first));
+	auto memory = open_raw(file.path());
+	ASSERT_TRUE(memory);
+	memory->hold_cache(true);
+	memory->begin_query();
+	EXPECT_EQ(memory->read_value<uint64_t>(0x5008), first);
+	memory->end_query();
+	file.write(0x5008, &second, sizeof(second));
+	EXPECT_EQ(memory->read_value<uint64_t>(0x5008), first); // between queries: still the hold's copy
+	memory->begin_query();
+	EXPECT_EQ(memory->read_value<uint64_t>(0x5008), first); // the next query too
+	memory->end_query();
+	memory->hold_cache(false);
+	EXPECT_EQ(memory->read_value<uint64_t>(0x5008), second);
+	memory->begin_query();
+	EXPECT_EQ(memory->read_value<uint64_t>(0x5008), second); // a query after the hold reads afresh
+	memory->end_query();
+}
+
+// The 4-way page cache keeps every page of a walk that touches many pages a power of two apart
+// (which a direct-mapped cache of that size evicted each other): all are read once.
+TEST(ReaderSource, PagesAPowerOfTwoApartDoNotEvictEachOther)
+{
+	Scratch file(8 << 20);
+	for (uint64_t i = 0; i < 16; ++i) {
+		const uint64_t value = i + 1;
+		file.write(i * (512 << 10), &value, sizeof(value));
+	}
+	auto memory = open_raw(file.path());
+	ASSERT_TRUE(memory);
+	memory->begin_query();
+	for (uint64_t i = 0; i < 16; ++i)
+		EXPECT_EQ(memory->read_value<uint64_t>(i * (512 << 10)), i + 1);
+	for (uint64_t i = 0; i < 16; ++i) { // changed in the file, still the query's copies
+		const uint64_t value = 100 + i;
+		file.write(i * (512 << 10), &value, sizeof(value));
+	}
+	for (uint64_t i = 0; i < 16; ++i)
+		EXPECT_EQ(memory->read_value<uint64_t>(i * (512 << 10)), i + 1) << i;
+	memory->end_query();
+}
+
+// read_pages gives what read() gives page by page: pages inside a range, across two adjacent
+// ranges, partly or wholly outside RAM, over bytes and over a file.
+TEST(ReaderSource, ReadPagesAnswersAsSinglePageReads)
+{
+	// Two ranges adjacent in GPA ([0x10000, 0x14000) and [0x14000, 0x20000)) at file offsets that
+	// are not adjacent, and a third further up.
+	const std::vector<RamRange> ranges = {
+	    {0x10000, 0x14000, 0x8000}, {0x14000, 0x20000, 0x0}, {0x40000, 0x42000, 0x20000}};
+	std::vector<uint8_t> bytes(0x30000);
+	for (size_t i = 0; i < bytes.size(); ++i)
+		bytes[i] = static_cast<uint8_t>(i * 7 + i / 4096);
+	Scratch file(1 << 20); // an image file's least size
+	file.write(0, bytes.data(), bytes.size());
+	std::unique_ptr<PhysicalMemory> in_memory, from_file;
+	ASSERT_TRUE(PhysicalMemory::over_bytes(bytes, ranges, in_memory).ok());
+	const Status opened = PhysicalMemory::open({SourceKind::raw, file.path(), "", ranges}, from_file);
+	ASSERT_TRUE(opened.ok()) << opened.reason;
+	const std::vector<uint64_t> gpas = {0x10000,
+					    0x13000,
+					    0x13800 /* across the two ranges */,
+					    0x14000,
+					    0x1f000,
+					    0x1f800 /* partly outside */,
+					    0x20000 /* outside */,
+					    0x41000,
+					    0x41001,
+					    0x0,
+					    0x10000 /* again */};
+	for (PhysicalMemory *memory : {in_memory.get(), from_file.get()}) {
+		std::vector<uint8_t> pages(gpas.size() * 4096, 0xee), one(4096);
+		std::vector<uint8_t> ok(gpas.size(), 2);
+		memory->read_pages(gpas, pages, ok);
+		for (size_t i = 0; i < gpas.size(); ++i) {
+			SCOPED_TRACE(std::to_string(i));
+			const bool single = memory->read(gpas[i], one);
+			EXPECT_EQ(ok[i], single ? 1 : 0);
+			if (single) {
+				EXPECT_EQ(std::memcmp(pages.data() + i * 4096, one.data(), 4096), 0);
+			}
+		}
+		EXPECT_EQ(ok[2], 1); // across adjacent ranges: read whole
+		EXPECT_EQ(ok[5], 0);
+		EXPECT_EQ(ok[6], 0);
+		EXPECT_TRUE(memory->failure().ok()) << memory->failure().reason;
+	}
+}
+
+// A file that shrinks: the pages beyond its end fail as read() does, with the reason recorded,
+// and the pages after a failed one in the same batch are still read.
+TEST(ReaderSource, ReadPagesOfAFileThatShrank)
+{
+	Scratch file(1 << 20);
+	for (uint64_t at = 0; at < (1u << 20); at += 4096)
+		file.write(at, &at, sizeof(at));
+	auto memory = open_raw(file.path());
+	ASSERT_TRUE(memory);
+	file.truncate(512 << 10);
+	const std::vector<uint64_t> gpas = {0x1000, 0x90000, 0x2000, 0xa0000, 0x3000};
+	std::vector<uint8_t> pages(gpas.size() * 4096), ok(gpas.size());
+	memory->read_pages(gpas, pages, ok);
+	EXPECT_EQ(ok, (std::vector<uint8_t>{1, 0, 1, 0, 1}));
+	for (size_t i : {0u, 2u, 4u}) {
+		uint64_t value = 0;
+		std::memcpy(&value, pages.data() + i * 4096, sizeof(value));
+		EXPECT_EQ(value, gpas[i]);
+	}
+	EXPECT_NE(memory->failure().reason.find(file.path() + ": the file shrank while it was read"), std::string::npos)
+	    << memory->failure().reason;
+}
+
 TEST(ReaderSource, GuestWhoseFileShrinksWhileQueried)
 {
 	// The test guest's snapshot (made by tests/guest; skipped when absent), copied to a file that
