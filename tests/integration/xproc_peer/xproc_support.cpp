@@ -7,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 namespace xproc_test {
@@ -313,10 +315,13 @@ std::vector<std::string> dev_shm_entries()
 	if (dir == nullptr)
 		return out;
 	while (const dirent *e = readdir(dir)) {
-		if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
-			out.emplace_back(e->d_name);
+		const std::string_view name = e->d_name;
+		// softdpu-guest-*: the test guests' RAM (tests/guest/boot), not the library's.
+		if ((name.starts_with("softdpu") && !name.starts_with("softdpu-guest-")) || name.starts_with("doca"))
+			out.emplace_back(name);
 	}
 	closedir(dir);
+	std::sort(out.begin(), out.end());
 	return out;
 }
 

@@ -88,7 +88,9 @@ private:
 // Splits a reply "ok a b c" into words.
 std::vector<std::string> words(const std::string &line);
 
-// Entries of /proc/self/fd, and names in /dev/shm.
+// Entries of /proc/self/fd, and the names in /dev/shm that softdpu could have made (starting with
+// "softdpu" or "doca", sorted: it shares memory through memfds, so none is expected). Other names,
+// and the test guests' RAM files, are left out: tests running beside these keep files there.
 size_t open_fd_count();
 std::vector<std::string> dev_shm_entries();
 
