@@ -695,6 +695,23 @@ protected:
 		ApshApi::TearDown();
 	}
 
+	// A hash map of /bin/marker_app whose two pages are pid 42's text as it is now.
+	std::string text_hash_map()
+	{
+		ExecHashFile file;
+		file.path = "/bin/marker_app";
+		file.size = 8192;
+		file.elf = false;
+		std::array<uint8_t, kPageSize> page;
+		for (uint64_t offset : {0u, 4096u}) {
+			std::memcpy(page.data(), guest_->pages[{42, 0x400000 + offset}].data(), page.size());
+			file.pages[offset] = hash_page(page);
+		}
+		ExecHashMap map;
+		map.files.push_back(file);
+		return format_exec_hash_map(map);
+	}
+
 	void watch(uint32_t kinds)
 	{
 		start();
@@ -802,18 +819,7 @@ TEST_F(WatchIncremental, YaraScansAreaContentsOncePerChange)
 
 TEST_F(WatchIncremental, AttestationReadsEachFrameOncePerPoll)
 {
-	ExecHashFile file;
-	file.path = "/bin/marker_app";
-	file.size = 8192;
-	file.elf = false;
-	std::array<uint8_t, kPageSize> page;
-	for (uint64_t offset : {0u, 4096u}) {
-		std::memcpy(page.data(), guest_->pages[{42, 0x400000 + offset}].data(), page.size());
-		file.pages[offset] = hash_page(page);
-	}
-	ExecHashMap map;
-	map.files.push_back(file);
-	TempFile map_file(format_exec_hash_map(map));
+	TempFile map_file(text_hash_map());
 	watch(SOFTDPU_APSH_WATCH_KIND_ATTESTATION);
 	ASSERT_TRUE(watch_->set_hash_map(map_file.path()).ok());
 	EXPECT_TRUE(poll().empty());
@@ -840,18 +846,7 @@ TEST_F(WatchIncremental, AttestationReadsEachFrameOncePerPoll)
 // reports what it reports alone.
 TEST_F(WatchIncremental, AttestationAndYaraReadEachFrameOnceForBoth)
 {
-	ExecHashFile file;
-	file.path = "/bin/marker_app";
-	file.size = 8192;
-	file.elf = false;
-	std::array<uint8_t, kPageSize> page;
-	for (uint64_t offset : {0u, 4096u}) {
-		std::memcpy(page.data(), guest_->pages[{42, 0x400000 + offset}].data(), page.size());
-		file.pages[offset] = hash_page(page);
-	}
-	ExecHashMap map;
-	map.files.push_back(file);
-	TempFile map_file(format_exec_hash_map(map));
+	TempFile map_file(text_hash_map());
 	std::shared_ptr<YaraRules> rules;
 	ASSERT_TRUE(YaraRules::compile("rule inc_marker { strings: $a = \"INC_MARKER_42\" condition: $a }", "test",
 				       false, rules)
