@@ -260,6 +260,33 @@ private:
 	uint32_t pid_ = 0;
 };
 
+// The layout derived from the process (maps and command line) and the one asked of QMP: every piece
+// QMP lists lies inside a derived range, at the same host address; derived_bytes is the derived
+// ranges' size. Reads go by process_vm_readv (cross-memory attach) where it is allowed.
+void expect_derived_layout_covers_qmp(const PausedQemu &qemu, uint64_t &derived_bytes)
+{
+	std::unique_ptr<QemuProcessMemory> process;
+	std::vector<RamRange> derived, asked;
+	Status status = open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, process, derived);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	EXPECT_TRUE(process->cross_memory_attach());
+	status = open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), qemu.qmp(), {}}, process, asked);
+	ASSERT_TRUE(status.ok()) << status.reason;
+	for (const RamRange &piece : asked) {
+		bool covered = false;
+		for (const RamRange &range : derived)
+			if (piece.gpa_start >= range.gpa_start && piece.gpa_end <= range.gpa_end) {
+				covered = true;
+				EXPECT_EQ(piece.file_offset, range.file_offset + (piece.gpa_start - range.gpa_start))
+				    << std::hex << piece.gpa_start;
+			}
+		EXPECT_TRUE(covered) << std::hex << piece.gpa_start << "-" << piece.gpa_end;
+	}
+	derived_bytes = 0;
+	for (const RamRange &range : derived)
+		derived_bytes += range.gpa_end - range.gpa_start;
+}
+
 bool have_qemu()
 {
 	return std::system("command -v qemu-system-x86_64 >/dev/null 2>&1") == 0;
@@ -300,31 +327,10 @@ TEST(QemuProcessLive, DerivedLayoutMatchesQmpAndReadsGuestRam)
 		PausedQemu qemu(c.machine, c.memory, "apsh-layout-test", loads);
 		ASSERT_TRUE(qemu.started()) << "qemu did not start";
 
-		std::unique_ptr<QemuProcessMemory> process;
-		std::vector<RamRange> derived, asked;
-		Status status =
-		    open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, process, derived);
-		ASSERT_TRUE(status.ok()) << status.reason;
-		EXPECT_TRUE(process->cross_memory_attach());
-		status = open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), qemu.qmp(), {}}, process,
-					   asked);
-		ASSERT_TRUE(status.ok()) << status.reason;
-		// Every piece QMP lists lies inside a derived range, at the same host address.
-		for (const RamRange &piece : asked) {
-			bool covered = false;
-			for (const RamRange &range : derived)
-				if (piece.gpa_start >= range.gpa_start && piece.gpa_end <= range.gpa_end) {
-					covered = true;
-					EXPECT_EQ(piece.file_offset,
-						  range.file_offset + (piece.gpa_start - range.gpa_start))
-					    << std::hex << piece.gpa_start;
-				}
-			EXPECT_TRUE(covered) << std::hex << piece.gpa_start << "-" << piece.gpa_end;
-		}
 		uint64_t derived_bytes = 0;
-		for (const RamRange &range : derived)
-			derived_bytes += range.gpa_end - range.gpa_start;
+		ASSERT_NO_FATAL_FAILURE(expect_derived_layout_covers_qmp(qemu, derived_bytes));
 		EXPECT_EQ(derived_bytes, *parse_qemu_size(c.memory, MiB));
+		Status status;
 
 		for (const std::string &qmp : {std::string(), qemu.qmp()}) {
 			std::unique_ptr<PhysicalMemory> memory;
@@ -1001,29 +1007,10 @@ TEST(QemuProcessLive, NumaNodesAndADimmReadBackWithAndWithoutQmp)
 		}
 		PausedQemu qemu(c.machine + numa, "4G,slots=2,maxmem=8G", "apsh-numa-test", loads);
 		ASSERT_TRUE(qemu.started()) << "qemu did not start";
-		std::vector<RamRange> derived, asked;
-		std::unique_ptr<QemuProcessMemory> process;
-		Status status =
-		    open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), "", {}}, process, derived);
-		ASSERT_TRUE(status.ok()) << status.reason;
-		status = open_qemu_process({SourceKind::qemu_pid, std::to_string(qemu.pid()), qemu.qmp(), {}}, process,
-					   asked);
-		ASSERT_TRUE(status.ok()) << status.reason;
-		for (const RamRange &piece : asked) {
-			bool covered = false;
-			for (const RamRange &range : derived)
-				if (piece.gpa_start >= range.gpa_start && piece.gpa_end <= range.gpa_end) {
-					covered = true;
-					EXPECT_EQ(piece.file_offset,
-						  range.file_offset + (piece.gpa_start - range.gpa_start))
-					    << std::hex << piece.gpa_start;
-				}
-			EXPECT_TRUE(covered) << std::hex << piece.gpa_start << "-" << piece.gpa_end;
-		}
 		uint64_t derived_bytes = 0;
-		for (const RamRange &range : derived)
-			derived_bytes += range.gpa_end - range.gpa_start;
+		ASSERT_NO_FATAL_FAILURE(expect_derived_layout_covers_qmp(qemu, derived_bytes));
 		EXPECT_EQ(derived_bytes, 4 * GiB + 512 * MiB);
+		Status status;
 		for (const std::string &qmp : {std::string(), qemu.qmp()}) {
 			std::unique_ptr<PhysicalMemory> memory;
 			status =
