@@ -628,10 +628,12 @@ size_t ByteSource::read_pieces(std::span<const Piece> pieces, std::string &why) 
 
 void PhysicalMemory::read_pages(std::span<const uint64_t> gpas, std::span<uint8_t> out, std::span<uint8_t> ok) const
 {
-	std::vector<ByteSource::Piece> pieces;
-	std::vector<size_t> index; // pieces[j] is page index[j]
-	pieces.reserve(gpas.size());
-	index.reserve(gpas.size());
+	// Kept per thread from call to call: a watch's poll makes many of these calls, and the source
+	// may be read from several threads at once.
+	thread_local std::vector<ByteSource::Piece> pieces;
+	thread_local std::vector<size_t> index; // pieces[j] is page index[j]
+	pieces.clear();
+	index.clear();
 	for (size_t i = 0; i < gpas.size(); ++i) {
 		const std::span<uint8_t> page = out.subspan(i * kPageBytes, kPageBytes);
 		const RamRange *range = range_for(gpas[i]);
