@@ -67,6 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				__builtin_trap();
 		}
 		std::vector<std::pair<uint64_t, uint64_t>> spans;
+		spans.reserve(pieces.size());
 		for (const source::RamBlockPiece &piece : pieces)
 			spans.emplace_back(piece.gpa_start, piece.gpa_end);
 		std::sort(spans.begin(), spans.end());
